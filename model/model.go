@@ -1,0 +1,82 @@
+// Package model holds the domain types that several hrsync packages share:
+// a person record read from an HR export, a rejected row, and a balance grant.
+// It has no dependencies beyond the standard library; adapters depend on it,
+// never the other way round.
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// DateLayout is the layout hrsync uses for calendar dates it writes itself
+// (state, reports, API requests).
+const DateLayout = "2006-01-02"
+
+// Person is one validated row of an HR export, normalized: trimmed strings,
+// lower-cased e-mail, dates as UTC midnight. The zero time means "not given".
+type Person struct {
+	ExternalID string
+	Email      string
+	FirstName  string
+	LastName   string
+	Department string
+	Location   string
+	StartDate  time.Time
+	BirthDate  time.Time
+	// AddBalance is the balance the export asks for; nil when the column is
+	// absent or empty, so that a configured default can apply.
+	AddBalance *float64
+	// Line is the 1-based line (CSV) or row (SQL) the record came from.
+	Line int
+}
+
+// Rejection says why one row of an export was not accepted.
+type Rejection struct {
+	Source string `json:"source"` // file name or "sql:<tenant>"
+	Line   int    `json:"line"`   // 1-based physical line of the row's start
+	Field  string `json:"field"`  // the configured column name, or "" for the whole row
+	Reason string `json:"reason"`
+}
+
+// Error renders the rejection as "file:line: field: reason".
+func (r Rejection) Error() string {
+	if r.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", r.Source, r.Line, r.Reason)
+	}
+	return fmt.Sprintf("%s:%d: %s: %s", r.Source, r.Line, r.Field, r.Reason)
+}
+
+// GrantState is where a balance grant is in the exactly-once protocol.
+type GrantState string
+
+// The states of a grant. Pending is written before the API call; the call's
+// outcome moves it to Applied, NotApplied or Unknown. An operator may
+// release an Unknown grant (resend it: back to Pending) or void it.
+const (
+	GrantPending    GrantState = "pending"     // intent committed, call not yet answered
+	GrantApplied    GrantState = "applied"     // the platform confirmed it
+	GrantNotApplied GrantState = "not_applied" // certainly not processed; safe to send again
+	GrantUnknown    GrantState = "unknown"     // outcome unknown: held for an operator
+	GrantVoided     GrantState = "voided"      // an operator decided it must never be sent
+)
+
+// Grant is one balance grant to one person, identified by a deterministic key.
+type Grant struct {
+	Key        string // tenant/externalId/reason/occurrence
+	Tenant     string
+	ExternalID string
+	Reason     string
+	Occurrence string
+	Amount     float64
+	State      GrantState
+	Attempts   int
+	LastError  string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// GrantKey builds the deterministic key of a grant.
+func GrantKey(tenant, externalID, reason, occurrence string) string {
+	return tenant + "/" + externalID + "/" + reason + "/" + occurrence
+}

@@ -1,0 +1,3 @@
+module hrsync/tools
+
+go 1.26.8
