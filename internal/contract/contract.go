@@ -51,14 +51,24 @@ var ErrNotInContract = errors.New("operation not in the contract")
 // InContract tells whether the request's method and path belong to the contract
 // (the emulator's own /_emulator/ endpoints do not).
 func (v *Validator) InContract(r *http.Request) bool {
-	_, _, err := v.router.FindRoute(r)
+	_, _, err := v.findRoute(r)
 	return err == nil
+}
+
+// findRoute matches the request's method and path only, whatever its host.
+func (v *Validator) findRoute(r *http.Request) (*routers.Route, map[string]string, error) {
+	local := *r
+	u := *r.URL
+	u.Scheme, u.Host = "", ""
+	local.URL = &u
+	local.Host = ""
+	return v.router.FindRoute(&local)
 }
 
 // ValidateRequest checks one request against the contract. The request body
 // is read and restored, so the request can still be sent or served.
 func (v *Validator) ValidateRequest(ctx context.Context, r *http.Request) (*openapi3filter.RequestValidationInput, error) {
-	route, pathParams, err := v.router.FindRoute(r)
+	route, pathParams, err := v.findRoute(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrNotInContract)
 	}
@@ -124,7 +134,7 @@ func (v *Validator) Transport(base http.RoundTripper, report func(error)) http.R
 		if rerr != nil {
 			// The body could not be read (a dropped connection): the caller sees the same error.
 			resp.Body = io.NopCloser(errReader{rerr})
-			return resp, nil
+			return resp, nil //nolint:nilerr // the read error reaches the caller through the body
 		}
 		if verr := v.ValidateResponse(r.Context(), in, resp.StatusCode, resp.Header, body); verr != nil {
 			report(verr)
