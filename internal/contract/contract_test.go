@@ -17,7 +17,11 @@ type collect struct {
 }
 
 func (c *collect) report(err error) { c.mu.Lock(); c.errs = append(c.errs, err); c.mu.Unlock() }
-func (c *collect) all() []error    { c.mu.Lock(); defer c.mu.Unlock(); return append([]error(nil), c.errs...) }
+func (c *collect) all() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]error(nil), c.errs...)
+}
 
 func TestValidator(t *testing.T) {
 	v, err := contract.New()
