@@ -1,0 +1,115 @@
+package config
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// nodeIndex maps the field paths of a YAML document ("tenants[0].name") to
+// the lines they are on, so that problems can name both.
+type nodeIndex struct {
+	lines map[string]int
+	order []string // paths in document order
+}
+
+// indexNode walks a parsed document.
+func indexNode(doc *yaml.Node) *nodeIndex {
+	idx := &nodeIndex{lines: map[string]int{}}
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) > 0 {
+		idx.walk("", doc.Content[0])
+	}
+	return idx
+}
+
+func (idx *nodeIndex) add(path string, line int) {
+	if _, ok := idx.lines[path]; !ok {
+		idx.order = append(idx.order, path)
+	}
+	idx.lines[path] = line
+}
+
+func (idx *nodeIndex) walk(path string, n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			idx.add(p, k.Line)
+			idx.walk(p, n.Content[i+1])
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			idx.add(p, e.Line)
+			idx.walk(p, e)
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			idx.walk(path, n.Alias)
+		}
+	}
+}
+
+// lineOf returns the line of path, or of its nearest ancestor in the file
+// when the key itself is absent; 0 when none is there.
+func (idx *nodeIndex) lineOf(path string) int {
+	for path != "" {
+		if l, ok := idx.lines[path]; ok {
+			return l
+		}
+		cut := strings.LastIndexAny(path, ".[")
+		if cut < 0 {
+			return 0
+		}
+		path = path[:cut]
+	}
+	return 0
+}
+
+// typeErrorLine splits one entry of a yaml.TypeError.
+var (
+	typeErrorLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+	unknownField  = regexp.MustCompile(`^field (.+) not found in type \S+$`)
+)
+
+// typeProblem turns one entry of a yaml.TypeError ("line 7: field timout not
+// found in type config.API") into a Problem naming the field path.
+func (idx *nodeIndex) typeProblem(msg string) Problem {
+	m := typeErrorLine.FindStringSubmatch(msg)
+	if m == nil {
+		return Problem{Reason: msg}
+	}
+	line, _ := strconv.Atoi(m[1])
+	reason := m[2]
+	if u := unknownField.FindStringSubmatch(reason); u != nil {
+		return Problem{Path: idx.keyAt(line, u[1]), Line: line, Reason: "unknown key " + strconv.Quote(u[1])}
+	}
+	return Problem{Path: idx.deepestAt(line), Line: line, Reason: reason}
+}
+
+// keyAt finds the path of the key named name on line.
+func (idx *nodeIndex) keyAt(line int, name string) string {
+	for _, p := range idx.order {
+		if idx.lines[p] == line && (p == name || strings.HasSuffix(p, "."+name)) {
+			return p
+		}
+	}
+	return ""
+}
+
+// deepestAt finds the longest path that starts on line.
+func (idx *nodeIndex) deepestAt(line int) string {
+	best := ""
+	for _, p := range idx.order {
+		if idx.lines[p] == line && len(p) > len(best) {
+			best = p
+		}
+	}
+	return best
+}
