@@ -1,0 +1,633 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"hrsync/model"
+)
+
+// JournalState is where an API call recorded in the journal is.
+type JournalState string
+
+// The states of a journal entry.
+const (
+	JournalSent       JournalState = "sent"        // intent committed; no outcome yet
+	JournalSucceeded  JournalState = "succeeded"   // the platform accepted the call
+	JournalNotApplied JournalState = "not_applied" // the call was certainly not processed
+	JournalUnknown    JournalState = "unknown"     // the call may or may not have been processed
+)
+
+// OpCreatePeople is the journal operation of a create-people call.
+const OpCreatePeople = "createPeople"
+
+// BatchIntent is one create-people call, recorded before it is made.
+type BatchIntent struct {
+	RunID          string
+	Tenant         string
+	Operation      string // "" means OpCreatePeople
+	IdempotencyKey string // the Idempotency-Key header the call carries
+	RequestSHA     string // hex SHA-256 of the request body
+	// ItemCount is the number of people in the request; 0 means len(People).
+	ItemCount int
+	// People are upserted as SavePeople does; a new person's RemoteID stays
+	// empty until FinishBatch.
+	People []PersonRow
+	// Grants are the balances the call adds. Key, when empty, is computed
+	// with model.GrantKey; Tenant, when empty, is the batch's; State and
+	// Attempts are set by the store.
+	Grants []model.Grant
+	// StartedAt is when the intent is committed; zero means now.
+	StartedAt time.Time
+}
+
+// BatchOutcome is what became of a create-people call.
+type BatchOutcome struct {
+	// State is JournalSucceeded, JournalNotApplied or JournalUnknown. The
+	// batch's grants become applied, not_applied or unknown.
+	State        JournalState
+	HTTPStatus   int // 0 when no answer came
+	ErrorCode    string
+	ErrorMessage string
+	// RemoteIDs maps externalId to the platform's id for the people the
+	// platform returned.
+	RemoteIDs map[string]string
+	// FinishedAt is when the outcome was known; zero means now.
+	FinishedAt time.Time
+}
+
+// JournalEntry is one recorded API call.
+type JournalEntry struct {
+	ID             int64
+	RunID          string
+	Tenant         string
+	Operation      string
+	IdempotencyKey string
+	RequestSHA     string
+	ItemCount      int
+	State          JournalState
+	HTTPStatus     int // 0 when no answer came
+	ErrorCode      string
+	ErrorMessage   string
+	StartedAt      time.Time
+	FinishedAt     time.Time // zero while unanswered
+	ResendOf       int64     // the held entry this call repeats; 0 for a first send
+}
+
+// GrantFilter selects grants for ListGrants. Empty fields select all.
+type GrantFilter struct {
+	Tenant     string
+	States     []model.GrantState
+	ExternalID string
+	Limit      int // 0 means no limit
+}
+
+// HeldBatch is a journal entry whose outcome is unknown, with its grants
+// that are still held (state unknown).
+type HeldBatch struct {
+	Journal JournalEntry
+	Grants  []model.Grant
+}
+
+// GrantConflictError says that BeginBatch found a grant already recorded in
+// a state that forbids sending it again. It matches ErrGrantConflict.
+type GrantConflictError struct {
+	Key   string
+	State model.GrantState
+}
+
+func (e *GrantConflictError) Error() string {
+	return fmt.Sprintf("grant %s already recorded as %s", e.Key, e.State)
+}
+
+// Is makes errors.Is(err, ErrGrantConflict) true.
+func (e *GrantConflictError) Is(target error) bool { return target == ErrGrantConflict }
+
+// TransitionError says that a grant cannot move to To from its state From.
+// It matches ErrGrantState.
+type TransitionError struct {
+	Key      string
+	From, To model.GrantState
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("grant %s is %s: cannot move to %s", e.Key, e.From, e.To)
+}
+
+// Is makes errors.Is(err, ErrGrantState) true.
+func (e *TransitionError) Is(target error) bool { return target == ErrGrantState }
+
+var grantCols = []string{
+	"grant_key", "tenant", "external_id", "reason", "occurrence", "amount", "state",
+	"attempts", "last_error", "note", "journal_id", "created_at", "updated_at",
+}
+
+// BeginBatch commits the intent of one create-people call, before the call
+// is made: the journal entry (state sent), the batch's people, and its
+// grants in state pending, linked to the entry. A grant whose key already
+// exists may only be sent again from not_applied (its attempts grow by one);
+// any other state fails the whole batch with a *GrantConflictError naming the
+// key, and nothing is written: the store refuses to double-send.
+func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64, err error) {
+	if in.RunID == "" || in.Tenant == "" || in.IdempotencyKey == "" {
+		return 0, errors.New("begin batch: run id, tenant and idempotency key are required")
+	}
+	if err := checkPeople(in.People); err != nil {
+		return 0, fmt.Errorf("begin batch: %w", err)
+	}
+	op := in.Operation
+	if op == "" {
+		op = OpCreatePeople
+	}
+	items := in.ItemCount
+	if items == 0 {
+		items = len(in.People)
+	}
+	started := in.StartedAt
+	if started.IsZero() {
+		started = s.now()
+	}
+	grants := make([]model.Grant, len(in.Grants))
+	keys := make([]string, len(in.Grants))
+	byKey := make(map[string]int, len(in.Grants))
+	for i, g := range in.Grants {
+		if g.Tenant == "" {
+			g.Tenant = in.Tenant
+		}
+		if g.Tenant != in.Tenant {
+			return 0, fmt.Errorf("begin batch: grant for %s belongs to another tenant", g.ExternalID)
+		}
+		if g.ExternalID == "" || g.Reason == "" {
+			return 0, errors.New("begin batch: grant without externalId or reason")
+		}
+		if g.Key == "" {
+			g.Key = model.GrantKey(g.Tenant, g.ExternalID, g.Reason, g.Occurrence)
+		}
+		if _, dup := byKey[g.Key]; dup {
+			return 0, fmt.Errorf("begin batch: grant %s listed twice", g.Key)
+		}
+		byKey[g.Key] = i
+		grants[i], keys[i] = g, g.Key
+	}
+
+	err = s.inTx(ctx, "begin batch", func(tx *sqlx.Tx) error {
+		// Which grants exist already, and in which state? On PostgreSQL the
+		// rows are locked until commit.
+		lockRows := ""
+		if s.dialect == dialectPostgres {
+			lockRows = " FOR UPDATE"
+		}
+		resend := map[string]bool{}
+		err := s.forKeys(keys, func(cond string, args []any) error {
+			rows, err := tx.QueryContext(ctx, tx.Rebind("SELECT grant_key, state FROM grants WHERE grant_key "+cond+lockRows), args...)
+			if err != nil {
+				return fmt.Errorf("read grants: %w", err)
+			}
+			defer func() { _ = rows.Close() }()
+			for rows.Next() {
+				var key string
+				var st model.GrantState
+				if err := rows.Scan(&key, &st); err != nil {
+					return fmt.Errorf("read grants: %w", err)
+				}
+				if st != model.GrantNotApplied {
+					return &GrantConflictError{Key: key, State: st}
+				}
+				resend[key] = true
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("read grants: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		// The conflict check above is a friendly error; a key that appears
+		// between the check and the insert still fails on the unique
+		// constraint below, and that failure is reported, never ignored.
+		if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
+			(run_id, tenant, operation, idempotency_key, request_sha, item_count, state, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+			in.RunID, in.Tenant, op, in.IdempotencyKey, in.RequestSHA, items, JournalSent, ts(started),
+		).Scan(&journalID); err != nil {
+			return fmt.Errorf("insert journal: %w", err)
+		}
+		if err := s.upsertPeople(ctx, tx, in.Tenant, in.People); err != nil {
+			return err
+		}
+		now := s.stamp()
+		fresh := make([]model.Grant, 0, len(grants))
+		for _, g := range grants {
+			if !resend[g.Key] {
+				fresh = append(fresh, g)
+			}
+		}
+		vals := make([]any, len(grantCols))
+		err = s.bulkInsert(ctx, tx, "grants", grantCols, "", len(fresh), func(i int) []any {
+			g := fresh[i]
+			vals[0], vals[1], vals[2], vals[3], vals[4] = g.Key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence
+			vals[5], vals[6], vals[7], vals[8], vals[9] = g.Amount, string(model.GrantPending), 1, "", ""
+			vals[10], vals[11], vals[12] = journalID, now, now
+			return vals
+		})
+		if err != nil {
+			if isUniqueViolation(err) {
+				return fmt.Errorf("%w: %w", ErrGrantConflict, err)
+			}
+			return err
+		}
+		if len(resend) == 0 {
+			return nil
+		}
+		st, err := tx.PreparexContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, attempts = attempts + 1,
+			amount = ?, last_error = '', journal_id = ?, updated_at = ? WHERE grant_key = ? AND state = ?`))
+		if err != nil {
+			return fmt.Errorf("resend grants: %w", err)
+		}
+		defer func() { _ = st.Close() }()
+		for key := range resend {
+			g := grants[byKey[key]]
+			res, err := st.ExecContext(ctx, model.GrantPending, g.Amount, journalID, now, key, model.GrantNotApplied)
+			if err != nil {
+				return fmt.Errorf("resend grant %s: %w", key, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return fmt.Errorf("resend grant %s: %w", key, ErrGrantConflict)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return journalID, nil
+}
+
+// grantStateFor maps a call's outcome to its grants' state.
+func grantStateFor(j JournalState) (model.GrantState, bool) {
+	switch j {
+	case JournalSucceeded:
+		return model.GrantApplied, true
+	case JournalNotApplied:
+		return model.GrantNotApplied, true
+	case JournalUnknown:
+		return model.GrantUnknown, true
+	}
+	return "", false
+}
+
+// FinishBatch commits the outcome of the call recorded by BeginBatch, after
+// the call: the journal entry's state, HTTP status, error and finish time;
+// the batch's grants move from pending to applied, not_applied or unknown;
+// the people the platform returned get their remote ids and creation time.
+//
+// The entry must be sent, or unknown when HoldInterrupted held it before
+// this late outcome arrived (its grants still held are then resolved too).
+// Any other state is an error wrapping ErrJournalState.
+func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutcome) error {
+	gs, ok := grantStateFor(out.State)
+	if !ok {
+		return fmt.Errorf("finish batch %d: invalid outcome state %q", journalID, out.State)
+	}
+	finished := out.FinishedAt
+	if finished.IsZero() {
+		finished = s.now()
+	}
+	return s.inTx(ctx, fmt.Sprintf("finish batch %d", journalID), func(tx *sqlx.Tx) error {
+		lockRow := ""
+		if s.dialect == dialectPostgres {
+			lockRow = " FOR UPDATE"
+		}
+		var (
+			tenant string
+			state  JournalState
+		)
+		err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, state FROM api_journal WHERE id = ?"+lockRow), journalID).
+			Scan(&tenant, &state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("journal entry: %w", ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read journal: %w", err)
+		}
+		if state != JournalSent && state != JournalUnknown {
+			return fmt.Errorf("%w: is %s", ErrJournalState, state)
+		}
+		var status any
+		if out.HTTPStatus != 0 {
+			status = out.HTTPStatus
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE api_journal SET state = ?, http_status = ?,
+			error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`),
+			out.State, status, out.ErrorCode, out.ErrorMessage, ts(finished), journalID); err != nil {
+			return fmt.Errorf("update journal: %w", err)
+		}
+		lastErr := ""
+		if gs != model.GrantApplied {
+			lastErr = describeFailure(out)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, last_error = ?, updated_at = ?
+			WHERE journal_id = ? AND state IN (?, ?)`),
+			gs, lastErr, s.stamp(), journalID, model.GrantPending, model.GrantUnknown); err != nil {
+			return fmt.Errorf("update grants: %w", err)
+		}
+		return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
+	})
+}
+
+// describeFailure summarizes a failed call for a grant's last_error.
+func describeFailure(out BatchOutcome) string {
+	var parts []string
+	if out.HTTPStatus != 0 {
+		parts = append(parts, fmt.Sprintf("http %d", out.HTTPStatus))
+	}
+	if out.ErrorCode != "" {
+		parts = append(parts, out.ErrorCode)
+	}
+	if out.ErrorMessage != "" {
+		parts = append(parts, out.ErrorMessage)
+	}
+	if len(parts) == 0 {
+		return string(out.State)
+	}
+	return strings.Join(parts, ": ")
+}
+
+// HoldInterrupted is run at the start of a run, under the run's lock: every
+// grant of the tenant still pending (its call may have been sent by a run
+// that crashed) becomes unknown, and every journal entry still sent becomes
+// unknown. It returns how many grants were held.
+func (s *Store) HoldInterrupted(ctx context.Context, tenant string) (n int, err error) {
+	err = s.inTx(ctx, "hold interrupted", func(tx *sqlx.Tx) error {
+		now := s.stamp()
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, updated_at = ?,
+			last_error = 'interrupted: the call''s outcome was never recorded' WHERE tenant = ? AND state = ?`),
+			model.GrantUnknown, now, tenant, model.GrantPending)
+		if err != nil {
+			return fmt.Errorf("hold grants: %w", err)
+		}
+		held, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("hold grants: %w", err)
+		}
+		n = int(held)
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE api_journal SET state = ?,
+			error_code = 'interrupted', error_message = 'no outcome was recorded' WHERE tenant = ? AND state = ?`),
+			JournalUnknown, tenant, JournalSent); err != nil {
+			return fmt.Errorf("hold journal: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// grantRow is a grants row as read.
+type grantRow struct {
+	Key        string        `db:"grant_key"`
+	Tenant     string        `db:"tenant"`
+	ExternalID string        `db:"external_id"`
+	Reason     string        `db:"reason"`
+	Occurrence string        `db:"occurrence"`
+	Amount     float64       `db:"amount"`
+	State      string        `db:"state"`
+	Attempts   int           `db:"attempts"`
+	LastError  string        `db:"last_error"`
+	JournalID  sql.NullInt64 `db:"journal_id"`
+	CreatedAt  dbTime        `db:"created_at"`
+	UpdatedAt  dbTime        `db:"updated_at"`
+}
+
+const grantSelect = `SELECT grant_key, tenant, external_id, reason, occurrence, amount, state, attempts,
+	last_error, journal_id, created_at, updated_at FROM grants`
+
+func (g grantRow) model() model.Grant {
+	return model.Grant{
+		Key: g.Key, Tenant: g.Tenant, ExternalID: g.ExternalID, Reason: g.Reason, Occurrence: g.Occurrence,
+		Amount: g.Amount, State: model.GrantState(g.State), Attempts: g.Attempts, LastError: g.LastError,
+		CreatedAt: g.CreatedAt.Time, UpdatedAt: g.UpdatedAt.Time,
+	}
+}
+
+// ListGrants returns the grants matching f, ordered by tenant and key.
+func (s *Store) ListGrants(ctx context.Context, f GrantFilter) ([]model.Grant, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.Tenant != "" {
+		where, args = append(where, "tenant = ?"), append(args, f.Tenant)
+	}
+	if f.ExternalID != "" {
+		where, args = append(where, "external_id = ?"), append(args, f.ExternalID)
+	}
+	if len(f.States) > 0 {
+		where = append(where, "state IN ("+placeholders(len(f.States))+")")
+		for _, st := range f.States {
+			args = append(args, string(st))
+		}
+	}
+	q := grantSelect
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY tenant, grant_key"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	var rows []grantRow
+	if err := s.r.SelectContext(ctx, &rows, s.r.Rebind(q), args...); err != nil {
+		return nil, fmt.Errorf("list grants: %w", err)
+	}
+	out := make([]model.Grant, len(rows))
+	for i, r := range rows {
+		out[i] = r.model()
+	}
+	return out, nil
+}
+
+// Grant reads one grant by key.
+func (s *Store) Grant(ctx context.Context, key string) (model.Grant, error) {
+	var r grantRow
+	err := s.r.GetContext(ctx, &r, s.r.Rebind(grantSelect+" WHERE grant_key = ?"), key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return model.Grant{}, fmt.Errorf("grant %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return model.Grant{}, fmt.Errorf("read grant: %w", err)
+	}
+	return r.model(), nil
+}
+
+// ReleaseGrant moves a grant from unknown to not_applied: an operator
+// checked the platform and the grant was NOT applied, so it will be sent
+// again. note says why and is kept on the grant.
+func (s *Store) ReleaseGrant(ctx context.Context, key, note string) error {
+	return s.transition(ctx, "release grant", key, note, model.GrantNotApplied, model.GrantUnknown)
+}
+
+// VoidGrant moves a grant from unknown or not_applied to voided: it will
+// never be sent.
+func (s *Store) VoidGrant(ctx context.Context, key, note string) error {
+	return s.transition(ctx, "void grant", key, note, model.GrantVoided, model.GrantUnknown, model.GrantNotApplied)
+}
+
+// ConfirmGrant moves a grant from unknown to applied: an operator saw it
+// applied on the platform.
+func (s *Store) ConfirmGrant(ctx context.Context, key, note string) error {
+	return s.transition(ctx, "confirm grant", key, note, model.GrantApplied, model.GrantUnknown)
+}
+
+// transition moves grant key to state to, only from one of from. A grant in
+// another state gives a *TransitionError.
+func (s *Store) transition(ctx context.Context, what, key, note string, to model.GrantState, from ...model.GrantState) error {
+	return s.inTx(ctx, what, func(tx *sqlx.Tx) error {
+		args := []any{to, note, s.stamp(), key}
+		for _, f := range from {
+			args = append(args, f)
+		}
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, note = ?, updated_at = ?
+			WHERE grant_key = ? AND state IN (`+placeholders(len(from))+`)`), args...)
+		if err != nil {
+			return fmt.Errorf("update grant: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("update grant: %w", err)
+		}
+		if n == 1 {
+			return nil
+		}
+		var cur model.GrantState
+		err = tx.QueryRowxContext(ctx, tx.Rebind("SELECT state FROM grants WHERE grant_key = ?"), key).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("grant %s: %w", key, ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read grant: %w", err)
+		}
+		return &TransitionError{Key: key, From: cur, To: to}
+	})
+}
+
+// UnknownBatches returns the tenant's held grants (state unknown) grouped by
+// the journal entry they were last sent in, with its idempotency key, ordered
+// by journal id. When the operator declares that the platform honours
+// Idempotency-Key, each batch can be sent again exactly as it was, with
+// the same key (see BeginResend).
+func (s *Store) UnknownBatches(ctx context.Context, tenant string) ([]HeldBatch, error) {
+	var out []HeldBatch
+	err := s.inReadTx(ctx, "unknown batches", func(tx *sqlx.Tx) error {
+		var rows []grantRow
+		if err := tx.SelectContext(ctx, &rows, tx.Rebind(grantSelect+
+			" WHERE tenant = ? AND state = ? ORDER BY journal_id, grant_key"), tenant, model.GrantUnknown); err != nil {
+			return fmt.Errorf("read grants: %w", err)
+		}
+		byJournal := map[int64]int{}
+		var ids []int64
+		for _, r := range rows {
+			id := r.JournalID.Int64 // 0 for a grant never sent, which cannot be unknown
+			i, ok := byJournal[id]
+			if !ok {
+				i = len(out)
+				byJournal[id] = i
+				ids = append(ids, id)
+				out = append(out, HeldBatch{})
+			}
+			out[i].Grants = append(out[i].Grants, r.model())
+		}
+		for _, id := range ids {
+			if id == 0 {
+				continue
+			}
+			e, err := journalByID(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			out[byJournal[id]].Journal = e
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Journal.ID < out[j].Journal.ID })
+	return out, nil
+}
+
+// BeginResend records the intent to send a held batch again exactly as it
+// was, with its Idempotency-Key, for use only when the operator has declared
+// that the platform honours that header. It adds a journal entry (state
+// sent, same operation, key, request hash and item count, resend_of the held
+// entry) for run runID, and moves the held entry's grants that are still
+// unknown to pending on the new entry (attempts+1). Finish it with
+// FinishBatch. The held entry must be unknown and still hold grants.
+func (s *Store) BeginResend(ctx context.Context, heldJournalID int64, runID string) (journalID int64, err error) {
+	err = s.inTx(ctx, fmt.Sprintf("resend batch %d", heldJournalID), func(tx *sqlx.Tx) error {
+		old, err := journalByID(ctx, tx, heldJournalID)
+		if err != nil {
+			return err
+		}
+		if old.State != JournalUnknown {
+			return fmt.Errorf("%w: is %s, want %s", ErrJournalState, old.State, JournalUnknown)
+		}
+		if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
+			(run_id, tenant, operation, idempotency_key, request_sha, item_count, state, started_at, resend_of)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+			runID, old.Tenant, old.Operation, old.IdempotencyKey, old.RequestSHA, old.ItemCount, JournalSent,
+			s.stamp(), heldJournalID,
+		).Scan(&journalID); err != nil {
+			return fmt.Errorf("insert journal: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, attempts = attempts + 1,
+			journal_id = ?, updated_at = ? WHERE journal_id = ? AND state = ?`),
+			model.GrantPending, journalID, s.stamp(), heldJournalID, model.GrantUnknown)
+		if err != nil {
+			return fmt.Errorf("update grants: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("%w: no held grants left", ErrJournalState)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return journalID, nil
+}
+
+// GrantTotals returns, per externalId, the sum of the tenant's applied
+// grants: what the ledger says each person was granted.
+func (s *Store) GrantTotals(ctx context.Context, tenant string) (map[string]float64, error) {
+	rows, err := s.r.QueryContext(ctx, s.r.Rebind(`SELECT external_id, SUM(amount) FROM grants
+		WHERE tenant = ? AND state = ? GROUP BY external_id`), tenant, model.GrantApplied)
+	if err != nil {
+		return nil, fmt.Errorf("grant totals: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	out := map[string]float64{}
+	for rows.Next() {
+		var (
+			id  string
+			sum float64
+		)
+		if err := rows.Scan(&id, &sum); err != nil {
+			return nil, fmt.Errorf("grant totals: %w", err)
+		}
+		out[id] = sum
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("grant totals: %w", err)
+	}
+	return out, nil
+}
