@@ -1,0 +1,190 @@
+package csvsrc
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
+
+	"hrsync/sources"
+)
+
+// Format is how a file is written: its text encoding and delimiter, as
+// configured or detected.
+type Format struct {
+	Encoding  string // one of the sources.Encoding* names, never "auto"
+	Delimiter rune   // ',', ';' or '\t'
+}
+
+// peekSize bounds how much of the decoded text the delimiter detection
+// looks at for the end of the header line.
+const peekSize = 64 << 10
+
+// Detect works out the format of r from opts: a configured encoding or
+// delimiter is taken as is, "auto" and "" are detected. r is left at an
+// unspecified offset.
+func Detect(r io.ReadSeeker, opts sources.CSVOptions) (Format, error) {
+	enc, ok := opts.EncodingName()
+	if !ok {
+		return Format{}, fmt.Errorf("unknown encoding %q", opts.Encoding)
+	}
+	delim, ok := opts.DelimiterRune()
+	if !ok {
+		return Format{}, fmt.Errorf("unknown delimiter %q", opts.Delimiter)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return Format{}, fmt.Errorf("rewind: %w", err)
+	}
+	if enc == sources.EncodingAuto {
+		var err error
+		if enc, err = detectEncoding(r); err != nil {
+			return Format{}, err
+		}
+		if _, err := r.Seek(0, io.SeekStart); err != nil {
+			return Format{}, fmt.Errorf("rewind: %w", err)
+		}
+	}
+	f := Format{Encoding: enc, Delimiter: delim}
+	if delim == 0 {
+		br := bufio.NewReaderSize(f.decode(r), peekSize)
+		head, err := br.Peek(peekSize)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return Format{}, fmt.Errorf("read header line: %w", err)
+		}
+		f.Delimiter = detectDelimiter(head)
+	}
+	return f, nil
+}
+
+// decode wraps r in the decoder of the format's encoding; the output is
+// UTF-8 without a byte order mark.
+func (f Format) decode(r io.Reader) io.Reader {
+	var t transform.Transformer
+	switch f.Encoding {
+	case sources.EncodingUTF16LE:
+		t = unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewDecoder()
+	case sources.EncodingUTF16BE:
+		t = unicode.UTF16(unicode.BigEndian, unicode.UseBOM).NewDecoder()
+	case sources.EncodingWindows1252:
+		t = charmap.Windows1252.NewDecoder()
+	default:
+		// UTF8BOM drops a leading byte order mark and replaces invalid
+		// bytes with U+FFFD, which validation then rejects.
+		t = unicode.UTF8BOM.NewDecoder()
+	}
+	return transform.NewReader(r, t)
+}
+
+// detectEncoding looks for a byte order mark; without one the file is
+// UTF-8 if all of it is valid UTF-8, else Windows-1252.
+func detectEncoding(r io.Reader) (string, error) {
+	br := bufio.NewReaderSize(r, peekSize)
+	head, err := br.Peek(3)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read start: %w", err)
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
+		return sources.EncodingUTF8, nil
+	case bytes.HasPrefix(head, []byte{0xFF, 0xFE}):
+		return sources.EncodingUTF16LE, nil
+	case bytes.HasPrefix(head, []byte{0xFE, 0xFF}):
+		return sources.EncodingUTF16BE, nil
+	}
+	ok, err := validUTF8(br)
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		return sources.EncodingUTF8, nil
+	}
+	return sources.EncodingWindows1252, nil
+}
+
+// validUTF8 reports whether all of r is valid UTF-8, reading it in chunks
+// so that memory does not grow with the file.
+func validUTF8(r io.Reader) (bool, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk+utf8.UTFMax)
+	carry := 0
+	for {
+		n, err := r.Read(buf[carry : carry+chunk])
+		data := buf[:carry+n]
+		eof := errors.Is(err, io.EOF)
+		if err != nil && !eof {
+			return false, fmt.Errorf("read: %w", err)
+		}
+		keep := 0
+		if !eof {
+			keep = incompleteTail(data)
+		}
+		if !utf8.Valid(data[:len(data)-keep]) {
+			return false, nil
+		}
+		if eof {
+			return true, nil
+		}
+		copy(buf, data[len(data)-keep:])
+		carry = keep
+	}
+}
+
+// incompleteTail returns how many bytes at the end of b start a rune that
+// the next read may complete.
+func incompleteTail(b []byte) int {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c&0xC0 == 0x80 { // continuation byte: look further back
+			continue
+		}
+		if c >= 0xC0 && !utf8.FullRune(b[len(b)-i:]) {
+			return i
+		}
+		return 0
+	}
+	return 0
+}
+
+// detectDelimiter counts tabs, semicolons and commas outside quotes on the
+// first line of head and picks the most frequent; ties go to tab, then
+// semicolon, then comma, and a line with none is comma-separated.
+func detectDelimiter(head []byte) rune {
+	var tabs, semis, commas int
+	inQuotes := false
+scan:
+	for _, c := range head {
+		switch c {
+		case '"':
+			inQuotes = !inQuotes
+		case '\n':
+			if !inQuotes {
+				break scan
+			}
+		case '\t':
+			if !inQuotes {
+				tabs++
+			}
+		case ';':
+			if !inQuotes {
+				semis++
+			}
+		case ',':
+			if !inQuotes {
+				commas++
+			}
+		}
+	}
+	switch {
+	case tabs > 0 && tabs >= semis && tabs >= commas:
+		return '\t'
+	case semis > 0 && semis >= commas:
+		return ';'
+	}
+	return ','
+}

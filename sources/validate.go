@@ -1,0 +1,524 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
+
+	"hrsync/model"
+)
+
+// Limits of the date checks.
+const (
+	// MinAgeAtStart is the youngest age, in years, a person may have on
+	// their start date.
+	MinAgeAtStart = 14
+	// MaxStartAhead is how far in the future a start date may lie.
+	MaxStartAhead = 2 * 365 * 24 * time.Hour
+	// MaxIDLength bounds an externalId.
+	MaxIDLength = 128
+)
+
+// Row is one record of an export before validation.
+type Row struct {
+	// Line is the 1-based physical line of the row's start (CSV) or the
+	// 1-based row number (SQL).
+	Line int
+	// Text holds the raw value of each mapped field; unmapped fields and
+	// SQL NULLs are "".
+	Text [NumFields]string
+	// Date holds native date values (SQL DATE or DATETIME columns) of date
+	// fields; it wins over Text when not zero.
+	Date [NumFields]time.Time
+	// Problem, when set, rejects the whole row (a malformed CSV record);
+	// its fields are then not looked at.
+	Problem string
+	// Blank is set when every value of the record, mapped or not, is
+	// empty: such a row (a spreadsheet's trailing ",,,") is skipped.
+	Blank bool
+}
+
+// Stats counts the rows of one export.
+type Stats struct {
+	Rows     int `json:"rows"`     // data rows read, blank rows excluded
+	Accepted int `json:"accepted"` // rows emitted as a model.Person
+	Rejected int `json:"rejected"` // rows with at least one rejection
+	Skipped  int `json:"skipped"`  // blank rows (every field empty), ignored
+}
+
+// Source is an export both kinds of source satisfy.
+type Source interface {
+	// Name is the source named in rejections: a file name or "sql:<name>".
+	Name() string
+	// Read reads the whole export, calling emit for each accepted row and
+	// reject for each problem of a rejected row, in row order, from the
+	// calling goroutine. An error from emit or reject stops the read and
+	// is returned. Any other error is a problem with the export as a
+	// whole (unreadable, missing columns) and means no result is usable.
+	Read(ctx context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (Stats, error)
+}
+
+// Pass reads an export once from its start, calling visit with each row in
+// order (the *Row may be reused after visit returns). With keysOnly, only
+// Line, Problem and the externalId and e-mail texts need be filled.
+type Pass func(ctx context.Context, keysOnly bool, visit func(*Row) error) error
+
+// ErrChanged reports that the two passes over an export did not see the
+// same rows: the file or table changed while it was read.
+var ErrChanged = errors.New("export changed while it was read")
+
+// dup records the lines of a key seen more than once.
+type dup struct {
+	first, second uint32
+	count         uint32
+}
+
+// keyIndex finds duplicate keys with little memory: it keeps a 64-bit hash
+// of each key and the line it was first seen on. Two different keys with
+// the same hash (odds about n²/2⁶⁵ for n rows) would be reported as
+// duplicates: a false rejection, never a lost one.
+type keyIndex struct {
+	first map[uint64]uint32
+	dups  map[uint64]*dup
+}
+
+func newKeyIndex() keyIndex {
+	return keyIndex{first: map[uint64]uint32{}, dups: map[uint64]*dup{}}
+}
+
+func (k keyIndex) observe(h uint64, line int) {
+	first, seen := k.first[h]
+	if !seen {
+		k.first[h] = uint32(line)
+		return
+	}
+	d := k.dups[h]
+	if d == nil {
+		d = &dup{first: first, second: uint32(line), count: 1}
+		k.dups[h] = d
+	}
+	d.count++
+}
+
+// reason says why the key on line is a duplicate, or "" when it is not.
+func (k keyIndex) reason(h uint64, line int, what string) string {
+	d := k.dups[h]
+	if d == nil {
+		return ""
+	}
+	if uint32(line) == d.first {
+		more := ""
+		if d.count > 2 {
+			more = fmt.Sprintf(" and %d more line(s)", d.count-2)
+		}
+		return fmt.Sprintf("duplicate %s: also on line %d%s; every occurrence is rejected", what, d.second, more)
+	}
+	return fmt.Sprintf("duplicate %s: first on line %d; every occurrence is rejected", what, d.first)
+}
+
+// Validator checks rows of one export and turns them into model.Person
+// values. Use it through Run, which makes the two passes; a Validator is
+// for one export and one goroutine.
+type Validator struct {
+	source   string
+	columns  [NumFields]string // configured column names; "" = not mapped
+	layouts  [NumFields]string
+	required [NumFields]bool
+	today    time.Time
+	ids      keyIndex
+	emails   keyIndex
+	digest   *xxhash.Digest
+}
+
+// NewValidator makes a Validator for the export named source, read with
+// mapping m; now is the time the dates are checked against.
+func NewValidator(source string, m Mapping, now time.Time) (*Validator, error) {
+	if errs := m.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("mapping: %w", errors.Join(errs...))
+	}
+	v := &Validator{
+		source: source,
+		today:  dateOf(now),
+		ids:    newKeyIndex(),
+		emails: newKeyIndex(),
+		digest: xxhash.New(),
+	}
+	for f := range NumFields {
+		v.columns[f] = strings.TrimSpace(m.Columns[f.String()])
+		if f.IsDate() {
+			v.layouts[f] = m.Layout(f)
+		}
+	}
+	for _, f := range m.RequiredFields() {
+		v.required[f] = true
+	}
+	return v, nil
+}
+
+// Column returns the configured column name of a field ("" if unmapped).
+func (v *Validator) Column(f Field) string { return v.columns[f] }
+
+// Source returns the source name used in rejections.
+func (v *Validator) Source() string { return v.source }
+
+func hashKey(s string) uint64 { return xxhash.Sum64String(s) }
+
+// NormalizeID trims an externalId. IDs are text: leading zeros stay.
+func NormalizeID(s string) string { return strings.TrimSpace(s) }
+
+// NormalizeEmail trims and lower-cases an e-mail address.
+func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// Observe records the keys of a row in the first pass.
+func (v *Validator) Observe(r *Row) {
+	v.fingerprint(r)
+	if r.Problem != "" {
+		return
+	}
+	if id := NormalizeID(r.Text[ExternalID]); id != "" {
+		v.ids.observe(hashKey(id), r.Line)
+	}
+	if e := NormalizeEmail(r.Text[Email]); e != "" {
+		v.emails.observe(hashKey(e), r.Line)
+	}
+}
+
+// fingerprint feeds what both passes must agree on into the digest.
+func (v *Validator) fingerprint(r *Row) {
+	var b [8]byte
+	n := strconv.AppendInt(b[:0], int64(r.Line), 10)
+	_, _ = v.digest.Write(n)
+	_, _ = v.digest.WriteString("\x00" + NormalizeID(r.Text[ExternalID]) + "\x00" + NormalizeEmail(r.Text[Email]) + "\x00" + r.Problem + "\x01")
+}
+
+// Check validates a row in the second pass. It returns the person, or the
+// row's rejections (at least one) when the row is not accepted.
+func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
+	var rej []model.Rejection
+	add := func(f Field, reason string) {
+		col := ""
+		if f >= 0 {
+			col = v.columns[f]
+		}
+		rej = append(rej, model.Rejection{Source: v.source, Line: r.Line, Field: col, Reason: reason})
+	}
+	if r.Problem != "" {
+		add(-1, r.Problem)
+		return model.Person{}, rej
+	}
+	p := model.Person{Line: r.Line}
+	for f := range NumFields {
+		if v.columns[f] == "" {
+			continue
+		}
+		if v.required[f] && strings.TrimSpace(r.Text[f]) == "" && r.Date[f].IsZero() {
+			add(f, "required value is empty")
+			continue
+		}
+		var reason string
+		switch f {
+		case ExternalID:
+			p.ExternalID, reason = checkID(r.Text[f])
+			if reason == "" && p.ExternalID != "" {
+				reason = v.ids.reason(hashKey(p.ExternalID), r.Line, "externalId")
+			}
+		case Email:
+			p.Email, reason = CheckEmail(r.Text[f])
+			if reason == "" && p.Email != "" {
+				reason = v.emails.reason(hashKey(p.Email), r.Line, "e-mail")
+			}
+		case FirstName:
+			p.FirstName, reason = checkText(r.Text[f])
+		case LastName:
+			p.LastName, reason = checkText(r.Text[f])
+		case Department:
+			p.Department, reason = checkText(r.Text[f])
+		case Location:
+			p.Location, reason = checkText(r.Text[f])
+		case StartDate:
+			p.StartDate, reason = v.date(r, f)
+		case BirthDate:
+			p.BirthDate, reason = v.date(r, f)
+		case AddBalance:
+			p.AddBalance, reason = ParseAmount(r.Text[f])
+		}
+		if reason != "" {
+			add(f, reason)
+		}
+	}
+	v.checkDates(&p, add)
+	if len(rej) > 0 {
+		return model.Person{}, rej
+	}
+	return p, nil
+}
+
+func (v *Validator) date(r *Row, f Field) (time.Time, string) {
+	if !r.Date[f].IsZero() {
+		return dateOf(r.Date[f]), ""
+	}
+	return ParseDate(r.Text[f], v.layouts[f])
+}
+
+// checkDates rejects impossible combinations of valid dates.
+func (v *Validator) checkDates(p *model.Person, add func(Field, string)) {
+	birth, start := p.BirthDate, p.StartDate
+	if !birth.IsZero() && birth.After(v.today) {
+		add(BirthDate, fmt.Sprintf("birth date %s is in the future", birth.Format(model.DateLayout)))
+		birth = time.Time{}
+	}
+	if !start.IsZero() && start.After(v.today.Add(MaxStartAhead)) {
+		add(StartDate, fmt.Sprintf("start date %s is more than 2 years ahead", start.Format(model.DateLayout)))
+	}
+	if birth.IsZero() || start.IsZero() {
+		return
+	}
+	if start.Before(birth) {
+		add(StartDate, fmt.Sprintf("start date %s is before the birth date", start.Format(model.DateLayout)))
+		return
+	}
+	if start.Before(birth.AddDate(MinAgeAtStart, 0, 0)) {
+		add(BirthDate, fmt.Sprintf("person would be younger than %d on the start date %s", MinAgeAtStart, start.Format(model.DateLayout)))
+	}
+}
+
+// dateOf returns the calendar day of t as UTC midnight.
+func dateOf(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+}
+
+// ParseDate parses a date written with layout. "" gives the zero time.
+// The reason of a failure quotes the value and names the layout with an
+// example, so an HR admin can see what was expected.
+func ParseDate(s, layout string) (time.Time, string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}, ""
+	}
+	t, err := time.Parse(layout, s)
+	if err != nil {
+		return time.Time{}, fmt.Sprintf("date %s does not match the layout %q (e.g. %s)",
+			quoteValue(s), layout, time.Date(2024, time.December, 31, 0, 0, 0, 0, time.UTC).Format(layout))
+	}
+	t = dateOf(t)
+	if t.Year() < 1900 {
+		return time.Time{}, fmt.Sprintf("date %s is before 1900", quoteValue(s))
+	}
+	return t, ""
+}
+
+// quoteValue quotes a bad value for a reason, cut to a sane length.
+func quoteValue(s string) string {
+	const maxRunes = 40
+	if utf8.RuneCountInString(s) > maxRunes {
+		s = string([]rune(s)[:maxRunes]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// ParseAmount parses a balance: digits with an optional "." and decimals,
+// nothing else ("1,000.50", "1e3", "+5" and "-5" are refused). "" gives
+// nil.
+func ParseAmount(s string) (*float64, string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, ""
+	}
+	if strings.HasPrefix(s, "-") {
+		return nil, fmt.Sprintf("amount %s is negative; it must be zero or more", quoteValue(s))
+	}
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	if !allDigits(intPart) || (hasDot && !allDigits(frac)) {
+		return nil, fmt.Sprintf(`amount %s is not a plain number: use digits with "." as the decimal separator, no thousands separators, signs or currency`, quoteValue(s))
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return nil, fmt.Sprintf("amount %s is out of range", quoteValue(s))
+	}
+	return &f, ""
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkID trims an externalId and refuses control characters, overlong
+// values and the scientific notation a spreadsheet writes for long numbers
+// ("1.23E+05"), which has lost digits already.
+func checkID(s string) (string, string) {
+	id := NormalizeID(s)
+	if id == "" {
+		return "", ""
+	}
+	if utf8.RuneCountInString(id) > MaxIDLength {
+		return "", fmt.Sprintf("externalId is longer than %d characters", MaxIDLength)
+	}
+	if reason := badChars(id, false); reason != "" {
+		return "", "externalId " + reason
+	}
+	if looksScientific(id) {
+		return "", fmt.Sprintf("externalId %s looks like a number a spreadsheet rewrote in scientific notation; export the column as text", quoteValue(id))
+	}
+	return id, ""
+}
+
+// looksScientific matches d[.ddd]E[+-]dd.
+func looksScientific(s string) bool {
+	mant, exp, ok := strings.Cut(strings.ToUpper(s), "E")
+	if !ok {
+		return false
+	}
+	exp = strings.TrimLeft(exp, "+-")
+	intPart, frac, hasDot := strings.Cut(mant, ".")
+	return allDigits(intPart) && (!hasDot || allDigits(frac)) && allDigits(exp)
+}
+
+// checkText trims a free-text value and refuses control characters other
+// than line breaks and tabs, which quoted CSV fields may hold.
+func checkText(s string) (string, string) {
+	s = strings.TrimSpace(s)
+	if reason := badChars(s, true); reason != "" {
+		return "", "value " + reason
+	}
+	return s, ""
+}
+
+// badChars refuses control characters (but line breaks and tabs when
+// spaces is set) and the replacement character a decoder leaves for bytes
+// that are not valid in the file's encoding.
+func badChars(s string, spaces bool) string {
+	if strings.ContainsRune(s, utf8.RuneError) {
+		return "holds a character that could not be decoded: check the file's encoding"
+	}
+	if strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) && !(spaces && (r == '\n' || r == '\r' || r == '\t'))
+	}) {
+		return "holds control characters"
+	}
+	return ""
+}
+
+// CheckEmail normalizes an e-mail address (trimmed, lower-cased) and checks
+// it: net/mail must parse it as a bare address (no display name or angle
+// brackets), with one "@", a local part of at most 64 bytes and a domain of
+// dot-separated labels of letters, digits and hyphens. The reason never
+// quotes the address.
+func CheckEmail(s string) (string, string) {
+	e := NormalizeEmail(s)
+	if e == "" {
+		return "", ""
+	}
+	const bad = "not a valid e-mail address"
+	if len(e) > 254 {
+		return "", bad + ": longer than 254 characters"
+	}
+	if strings.Count(e, "@") != 1 {
+		return "", bad + `: it must hold exactly one "@"`
+	}
+	addr, err := mail.ParseAddress(e)
+	if err != nil || addr.Name != "" || addr.Address != e {
+		return "", bad + ": a bare address is expected, like name@example.com"
+	}
+	local, domain, _ := strings.Cut(e, "@")
+	if local == "" || len(local) > 64 {
+		return "", bad + ": the part before @ is empty or too long"
+	}
+	if reason := checkDomain(domain); reason != "" {
+		return "", bad + ": " + reason
+	}
+	return e, ""
+}
+
+func checkDomain(d string) string {
+	labels := strings.Split(d, ".")
+	if len(labels) < 2 {
+		return "the domain has no dot"
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 {
+			return "the domain has an empty or too long part"
+		}
+		if l[0] == '-' || l[len(l)-1] == '-' {
+			return "a domain part starts or ends with a hyphen"
+		}
+		for _, r := range l {
+			if r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				return "the domain holds a character other than letters, digits, hyphens and dots"
+			}
+		}
+	}
+	if allDigits(labels[len(labels)-1]) {
+		return "the top-level domain is numeric"
+	}
+	return ""
+}
+
+// Run reads an export in two passes with pass and checks every row with v:
+// the first pass records the keys, the second emits each accepted person
+// and rejects the others, in row order. See the package comment for why.
+// A blank row (Row.Blank) is skipped and counted.
+func Run(ctx context.Context, v *Validator, pass Pass, emit func(model.Person) error, reject func(model.Rejection) error) (Stats, error) {
+	first := 0
+	err := pass(ctx, true, func(r *Row) error {
+		if r.Blank {
+			return nil
+		}
+		first++
+		v.Observe(r)
+		return nil
+	})
+	if err != nil {
+		return Stats{}, err
+	}
+	sum := v.digest.Sum64()
+	v.digest.Reset()
+
+	var st Stats
+	err = pass(ctx, false, func(r *Row) error {
+		if r.Blank {
+			st.Skipped++
+			return nil
+		}
+		st.Rows++
+		v.fingerprint(r)
+		p, rej := v.Check(r)
+		if len(rej) == 0 {
+			st.Accepted++
+			if err := emit(p); err != nil {
+				return fmt.Errorf("emit: %w", err)
+			}
+			return nil
+		}
+		st.Rejected++
+		for _, x := range rej {
+			if err := reject(x); err != nil {
+				return fmt.Errorf("reject: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return st, err
+	}
+	if st.Rows != first || v.digest.Sum64() != sum {
+		return st, fmt.Errorf("%s: %w (first pass %d rows, second pass %d)", v.source, ErrChanged, first, st.Rows)
+	}
+	return st, nil
+}
