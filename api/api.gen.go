@@ -139,7 +139,7 @@ func (e Zodiac) Valid() bool {
 // CreatePeopleRequest defines model for CreatePeopleRequest.
 type CreatePeopleRequest struct {
 	// Amount How many credits/gifts to reward the people (added to each person).
-	Amount          *float32      `json:"amount,omitempty"`
+	Amount          *float64      `json:"amount,omitempty"`
 	CollectionId    string        `json:"collectionId"`
 	CompanyId       *string       `json:"companyId,omitempty"`
 	People          []InputPerson `json:"people"`
@@ -152,11 +152,11 @@ type DateFields struct {
 	Elapsed      *string  `json:"elapsed,omitempty"`
 	ElapsedYears *string  `json:"elapsedYears,omitempty"`
 	Hundreds     *string  `json:"hundreds,omitempty"`
-	Month        *float32 `json:"month,omitempty"`
+	Month        *float64 `json:"month,omitempty"`
 	MonthPadded  *string  `json:"monthPadded,omitempty"`
 	Ordinal      *string  `json:"ordinal,omitempty"`
-	Year         *float32 `json:"year,omitempty"`
-	Years        *float32 `json:"years,omitempty"`
+	Year         *float64 `json:"year,omitempty"`
+	Years        *float64 `json:"years,omitempty"`
 	YearsPadded  *string  `json:"yearsPadded,omitempty"`
 	Zodiac       *Zodiac  `json:"zodiac,omitempty"`
 }
@@ -178,15 +178,15 @@ type Error struct {
 
 // Image defines model for Image.
 type Image struct {
-	Height    *float32 `json:"height,omitempty"`
+	Height    *float64 `json:"height,omitempty"`
 	LowResUrl *string  `json:"lowResUrl,omitempty"`
 	Url       *string  `json:"url,omitempty"`
-	Width     *float32 `json:"width,omitempty"`
+	Width     *float64 `json:"width,omitempty"`
 }
 
 // InputPerson defines model for InputPerson.
 type InputPerson struct {
-	AddBalance *float32 `json:"addBalance,omitempty"`
+	AddBalance *float64 `json:"addBalance,omitempty"`
 
 	// BirthDate hrsync sends YYYY-MM-DD; the specification does not show the format.
 	BirthDate  *string `json:"birthDate,omitempty"`
@@ -203,7 +203,7 @@ type InputPerson struct {
 
 // LineItemImage defines model for LineItemImage.
 type LineItemImage struct {
-	AspectRatio *float32 `json:"aspectRatio,omitempty"`
+	AspectRatio *float64 `json:"aspectRatio,omitempty"`
 	Url         *string  `json:"url,omitempty"`
 }
 
@@ -239,11 +239,11 @@ type OrderLineItem struct {
 	Id               *string                `json:"id,omitempty"`
 	Image            *LineItemImage         `json:"image,omitempty"`
 	Personalizations *PersonalizationFields `json:"personalizations,omitempty"`
-	Price            *float32               `json:"price,omitempty"`
+	Price            *float64               `json:"price,omitempty"`
 	ProductId        *string                `json:"productId,omitempty"`
 	ProductTitle     *string                `json:"productTitle,omitempty"`
-	Quantity         *float32               `json:"quantity,omitempty"`
-	RetailPrice      *float32               `json:"retailPrice,omitempty"`
+	Quantity         *float64               `json:"quantity,omitempty"`
+	RetailPrice      *float64               `json:"retailPrice,omitempty"`
 	Sha              *string                `json:"sha,omitempty"`
 	Title            *string                `json:"title,omitempty"`
 	VariantId        *string                `json:"variantId,omitempty"`
@@ -279,7 +279,7 @@ type OrdersFilter struct {
 // OrdersPage defines model for OrdersPage.
 type OrdersPage struct {
 	// Count The total number of matching orders.
-	Count *float32 `json:"count,omitempty"`
+	Count *float64 `json:"count,omitempty"`
 	Data  *[]Order `json:"data,omitempty"`
 }
 
@@ -315,8 +315,8 @@ type PersonalizeRequest struct {
 
 // PriceRange defines model for PriceRange.
 type PriceRange struct {
-	MaxVariantPrice *float32 `json:"maxVariantPrice,omitempty"`
-	MinVariantPrice *float32 `json:"minVariantPrice,omitempty"`
+	MaxVariantPrice *float64 `json:"maxVariantPrice,omitempty"`
+	MinVariantPrice *float64 `json:"minVariantPrice,omitempty"`
 }
 
 // ProcessingStatus defines model for ProcessingStatus.
@@ -339,7 +339,7 @@ type Product struct {
 	Model               *string                 `json:"model"`
 	Notes               *string                 `json:"notes,omitempty"`
 	Options             []ProductOption         `json:"options"`
-	PriceDeltaByCountry *map[string]float32     `json:"priceDeltaByCountry,omitempty"`
+	PriceDeltaByCountry *map[string]float64     `json:"priceDeltaByCountry,omitempty"`
 	PriceRange          PriceRange              `json:"priceRange"`
 	RetailPriceRange    *PriceRange             `json:"retailPriceRange,omitempty"`
 	ShippingRegions     []ShippingRegion        `json:"shippingRegions"`
@@ -401,9 +401,9 @@ type ShippingRegion struct {
 
 // SizeChartImage defines model for SizeChartImage.
 type SizeChartImage struct {
-	Height *float32 `json:"height,omitempty"`
+	Height *float64 `json:"height,omitempty"`
 	Url    *string  `json:"url,omitempty"`
-	Width  *float32 `json:"width,omitempty"`
+	Width  *float64 `json:"width,omitempty"`
 }
 
 // SourceFields defines model for SourceFields.
@@ -439,8 +439,8 @@ type Variant struct {
 	Images             *[]Image         `json:"images,omitempty"`
 	IsAvailableForSale *bool            `json:"isAvailableForSale,omitempty"`
 	Options            *[]VariantOption `json:"options,omitempty"`
-	Price              *float32         `json:"price,omitempty"`
-	RetailPrice        *float32         `json:"retailPrice,omitempty"`
+	Price              *float64         `json:"price,omitempty"`
+	RetailPrice        *float64         `json:"retailPrice,omitempty"`
 	Title              *string          `json:"title,omitempty"`
 }
 
