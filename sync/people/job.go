@@ -1,0 +1,445 @@
+// Package people is hrsync's people sync: it diffs an HR export against
+// hrsync's state, stops on the safeguards, creates new people on the platform
+// in batches with their balances, and records every grant in the ledger with
+// the exactly-once protocol of DESIGN.md (intent committed before the call,
+// outcome after, unknown outcomes held for an operator).
+package people
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"hrsync/api"
+	"hrsync/apiclient"
+	"hrsync/model"
+	"hrsync/store"
+)
+
+// Creator creates people on the platform; *apiclient.Client is one.
+type Creator interface {
+	CreatePeople(ctx context.Context, req api.CreatePeopleRequest, idempotencyKey string) ([]api.ReturnedPerson, error)
+}
+
+// Options configure the people sync of one tenant.
+type Options struct {
+	Tenant       string
+	CompanyID    string
+	CollectionID string
+	// BatchSize is how many people one createPeople call carries.
+	BatchSize int
+	// Concurrency is how many createPeople calls may be in flight at once.
+	Concurrency int
+	// DefaultBalance is granted to a new person whose export row has no addBalance.
+	DefaultBalance float64
+	// Amount is the request-level amount the platform adds to every person
+	// of a call; 0 means it is not sent.
+	Amount float64
+	// SendEmail asks the platform to e-mail the people it creates.
+	SendEmail bool
+	// GrantReason names the initial grant in its key (default "initial").
+	GrantReason string
+	// Safeguards stop a run whose export looks wrong.
+	Safeguards Safeguards
+	// TrustIdempotencyKey is the operator's declaration that the platform
+	// honours Idempotency-Key: held batches are then sent again with their
+	// original key instead of waiting for an operator.
+	TrustIdempotencyKey bool
+	// FinishTimeout bounds the commit of a call's outcome after the run's
+	// context is cancelled (graceful shutdown).
+	FinishTimeout time.Duration
+}
+
+// Job runs the people sync of one tenant.
+type Job struct {
+	opts  Options
+	store *store.Store
+	api   Creator
+	log   *zap.Logger
+	now   func() time.Time
+}
+
+// New checks the options, fills their defaults and returns a job.
+func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job, error) {
+	var problems []string
+	if opts.Tenant == "" {
+		problems = append(problems, "tenant is required")
+	}
+	if opts.CollectionID == "" {
+		problems = append(problems, "collection id is required")
+	}
+	if opts.BatchSize < 0 || opts.Concurrency < 0 || opts.DefaultBalance < 0 || opts.Amount < 0 {
+		problems = append(problems, "batch size, concurrency, default balance and amount must not be negative")
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("people sync: %s", strings.Join(problems, "; "))
+	}
+	if opts.BatchSize == 0 {
+		opts.BatchSize = 100
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = 4
+	}
+	if opts.GrantReason == "" {
+		opts.GrantReason = "initial"
+	}
+	if opts.Safeguards == (Safeguards{}) {
+		opts.Safeguards = DefaultSafeguards()
+	}
+	if opts.FinishTimeout == 0 {
+		opts.FinishTimeout = 30 * time.Second
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Job{opts: opts, store: st, api: creator, log: log, now: time.Now}, nil
+}
+
+// Result is what applying a plan did.
+type Result struct {
+	RunID string `json:"runId"`
+	// Created counts the people the platform confirmed.
+	Created int `json:"created"`
+	// Granted is the sum of the grants the platform confirmed.
+	Granted float64 `json:"granted"`
+	// NotApplied counts the people whose call was certainly not processed:
+	// they are sent again by the next run.
+	NotApplied int `json:"notApplied"`
+	// Unknown counts the people whose call's outcome is unknown: their
+	// grants are held for an operator (or resent with the same key when the
+	// platform's Idempotency-Key is trusted).
+	Unknown int `json:"unknown"`
+	// Resent counts the people of held batches sent again with their key.
+	Resent int `json:"resent"`
+	// Saved counts the changed and returned people saved in state.
+	Saved int `json:"saved"`
+	// Departed counts the people marked departed.
+	Departed int `json:"departed"`
+	// Calls counts the createPeople calls made.
+	Calls int `json:"calls"`
+	// Errors lists the distinct call errors (no personal data).
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Apply carries a plan out under run runID. The caller checks the plan's
+// safeguards first. Apply stops starting calls when ctx is cancelled, but
+// lets the calls in flight finish and commits their outcome.
+func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, error) {
+	res := &Result{RunID: runID}
+	tenant := j.opts.Tenant
+
+	if rows := append(toRows(plan.changedRows), toRows(plan.returnedRows)...); len(rows) > 0 {
+		for i := range rows {
+			rows[i].LastSeenAt = j.now()
+		}
+		if err := j.store.SavePeople(ctx, tenant, rows); err != nil {
+			return res, fmt.Errorf("save changed people: %w", err)
+		}
+		res.Saved = len(rows)
+	}
+	if len(plan.Departed) > 0 {
+		if err := j.store.MarkDeparted(ctx, tenant, plan.Departed, j.now()); err != nil {
+			return res, fmt.Errorf("mark departed: %w", err)
+		}
+		res.Departed = len(plan.Departed)
+	}
+
+	if j.opts.TrustIdempotencyKey {
+		if err := j.resendHeld(ctx, runID, plan.heldRows, res); err != nil {
+			return res, err
+		}
+	}
+
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, j.opts.Concurrency)
+		errs = map[string]bool{}
+		fail error
+	)
+	for start := 0; start < len(plan.Create); start += j.opts.BatchSize {
+		batch := plan.Create[start:min(start+j.opts.BatchSize, len(plan.Create))]
+		select {
+		case <-ctx.Done():
+		case sem <- struct{}{}:
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		mu.Lock()
+		stop := fail != nil
+		mu.Unlock()
+		if stop {
+			<-sem
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out, err := j.createBatch(ctx, runID, batch)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Calls += out.calls
+			res.Created += out.created
+			res.Granted += out.granted
+			res.NotApplied += out.notApplied
+			res.Unknown += out.unknown
+			if out.callErr != "" {
+				errs[out.callErr] = true
+			}
+			if err != nil && fail == nil {
+				fail = err
+			}
+		}()
+	}
+	wg.Wait()
+	for e := range errs {
+		res.Errors = append(res.Errors, e)
+	}
+	if fail != nil {
+		return res, fail
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("run stopped: %w", err)
+	}
+	return res, nil
+}
+
+type batchOutcome struct {
+	calls, created, notApplied, unknown int
+	granted                             float64
+	callErr                             string
+}
+
+// createBatch runs the exactly-once protocol for one batch: intent, call,
+// outcome. The returned error is a state error (the run must stop); call
+// errors are outcomes.
+func (j *Job) createBatch(ctx context.Context, runID string, batch []model.Person) (batchOutcome, error) {
+	var out batchOutcome
+	req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID, People: make([]api.InputPerson, 0, len(batch))}
+	if j.opts.CompanyID != "" {
+		req.CompanyId = &j.opts.CompanyID
+	}
+	if j.opts.Amount != 0 {
+		req.Amount = &j.opts.Amount
+	}
+	if j.opts.SendEmail {
+		req.ShouldSendEmail = &j.opts.SendEmail
+	}
+	grants := make([]model.Grant, 0, len(batch))
+	for _, p := range batch {
+		addBalance, total := j.grantFor(p)
+		req.People = append(req.People, inputPerson(p, addBalance))
+		grants = append(grants, model.Grant{
+			Key:        model.GrantKey(j.opts.Tenant, p.ExternalID, j.opts.GrantReason, "1"),
+			Tenant:     j.opts.Tenant,
+			ExternalID: p.ExternalID,
+			Reason:     j.opts.GrantReason,
+			Occurrence: "1",
+			Amount:     total,
+		})
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return out, fmt.Errorf("encode request: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	key := "hrsync-" + uuid.NewString()
+	journalID, err := j.store.BeginBatch(ctx, store.BatchIntent{
+		RunID:          runID,
+		Tenant:         j.opts.Tenant,
+		IdempotencyKey: key,
+		RequestSHA:     hex.EncodeToString(sum[:]),
+		People:         toRows(batch),
+		Grants:         grants,
+	})
+	if err != nil {
+		return out, fmt.Errorf("record intent: %w", err)
+	}
+	return j.call(ctx, journalID, key, req, grants)
+}
+
+// call makes one createPeople call whose intent is committed, and commits
+// its outcome even when ctx was cancelled meanwhile.
+func (j *Job) call(ctx context.Context, journalID int64, key string, req api.CreatePeopleRequest, grants []model.Grant) (batchOutcome, error) {
+	out := batchOutcome{calls: 1}
+	// The call in flight is allowed to finish: cancelling it would turn a
+	// clean answer into an unknown outcome.
+	callCtx := context.WithoutCancel(ctx)
+	people, err := j.api.CreatePeople(callCtx, req, key)
+
+	outcome := store.BatchOutcome{State: store.JournalSucceeded}
+	var total float64
+	for _, g := range grants {
+		total += g.Amount
+	}
+	var apiErr *apiclient.Error
+	switch {
+	case err == nil:
+		outcome.RemoteIDs = remoteIDs(req.People, people)
+	case errors.As(err, &apiErr) && apiErr.Outcome == apiclient.OutcomeApplied:
+		// The platform answered success but the answer was unusable: the
+		// grants were applied; the remote ids stay unknown.
+		outcome.HTTPStatus = apiErr.Status
+		outcome.ErrorMessage = apiErr.Error()
+	case errors.As(err, &apiErr) && apiErr.Outcome == apiclient.OutcomeNotApplied:
+		outcome.State = store.JournalNotApplied
+		outcome.HTTPStatus, outcome.ErrorCode, outcome.ErrorMessage = apiErr.Status, apiErr.Code, apiErr.Error()
+	default:
+		outcome.State = store.JournalUnknown
+		outcome.ErrorMessage = err.Error()
+		if apiErr != nil {
+			outcome.HTTPStatus, outcome.ErrorCode = apiErr.Status, apiErr.Code
+		}
+	}
+	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	defer cancel()
+	if ferr := j.store.FinishBatch(finishCtx, journalID, outcome); ferr != nil {
+		// The outcome could not be committed: the grants stay pending, and
+		// the next run holds them as unknown. Nothing is lost or doubled.
+		return out, fmt.Errorf("record outcome of call %d: %w", journalID, ferr)
+	}
+	switch outcome.State {
+	case store.JournalSucceeded:
+		out.created, out.granted = len(grants), total
+	case store.JournalNotApplied:
+		out.notApplied = len(grants)
+	default:
+		out.unknown = len(grants)
+	}
+	if err != nil {
+		out.callErr = err.Error()
+		j.log.Warn("createPeople call failed", zap.Int64("journal", journalID), zap.String("state", string(outcome.State)),
+			zap.Int("people", len(grants)), zap.Error(err))
+	} else {
+		j.log.Debug("createPeople call done", zap.Int64("journal", journalID), zap.Int("people", len(grants)))
+	}
+	return out, nil
+}
+
+// resendHeld sends the held batches again, each exactly as it was and with
+// its original Idempotency-Key; only when the operator trusts the platform
+// to honour that key. A batch whose people are not all in the export stays held.
+func (j *Job) resendHeld(ctx context.Context, runID string, heldRows []model.Person, res *Result) error {
+	batches, err := j.store.UnknownBatches(ctx, j.opts.Tenant)
+	if err != nil {
+		return fmt.Errorf("list held batches: %w", err)
+	}
+	byID := make(map[string]model.Person, len(heldRows))
+	for _, p := range heldRows {
+		byID[p.ExternalID] = p
+	}
+	for _, b := range batches {
+		if ctx.Err() != nil {
+			return nil
+		}
+		req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID}
+		if j.opts.CompanyID != "" {
+			req.CompanyId = &j.opts.CompanyID
+		}
+		if j.opts.Amount != 0 {
+			req.Amount = &j.opts.Amount
+		}
+		if j.opts.SendEmail {
+			req.ShouldSendEmail = &j.opts.SendEmail
+		}
+		complete := true
+		for _, g := range b.Grants {
+			p, ok := byID[g.ExternalID]
+			if !ok {
+				complete = false
+				break
+			}
+			req.People = append(req.People, inputPerson(p, g.Amount-j.opts.Amount))
+		}
+		if !complete || b.Journal.ID == 0 {
+			j.log.Warn("held batch not resent: some of its people are not in this export", zap.Int64("journal", b.Journal.ID))
+			continue
+		}
+		journalID, err := j.store.BeginResend(ctx, b.Journal.ID, runID)
+		if err != nil {
+			return fmt.Errorf("record resend of call %d: %w", b.Journal.ID, err)
+		}
+		out, err := j.call(ctx, journalID, b.Journal.IdempotencyKey, req, b.Grants)
+		res.Calls += out.calls
+		res.Resent += len(b.Grants)
+		res.Created += out.created
+		res.Granted += out.granted
+		res.NotApplied += out.notApplied
+		res.Unknown += out.unknown
+		if out.callErr != "" {
+			res.Errors = append(res.Errors, out.callErr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func inputPerson(p model.Person, addBalance float64) api.InputPerson {
+	in := api.InputPerson{
+		ExternalId: &p.ExternalID,
+		Email:      &p.Email,
+		FirstName:  &p.FirstName,
+		LastName:   &p.LastName,
+		Department: &p.Department,
+		Location:   &p.Location,
+		AddBalance: &addBalance,
+	}
+	if !p.StartDate.IsZero() {
+		s := p.StartDate.Format(model.DateLayout)
+		in.StartDate = &s
+	}
+	if !p.BirthDate.IsZero() {
+		s := p.BirthDate.Format(model.DateLayout)
+		in.BirthDate = &s
+	}
+	return in
+}
+
+// remoteIDs maps each sent person's externalId to the id the platform
+// returned for the same e-mail.
+func remoteIDs(sent []api.InputPerson, got []api.ReturnedPerson) map[string]string {
+	byEmail := make(map[string]string, len(got))
+	for _, r := range got {
+		byEmail[strings.ToLower(strings.TrimSpace(r.Email))] = r.Id
+	}
+	ids := make(map[string]string, len(sent))
+	for _, p := range sent {
+		if p.Email == nil || p.ExternalId == nil {
+			continue
+		}
+		if id, ok := byEmail[strings.ToLower(*p.Email)]; ok {
+			ids[*p.ExternalId] = id
+		}
+	}
+	return ids
+}
+
+func toRows(people []model.Person) []store.PersonRow {
+	rows := make([]store.PersonRow, 0, len(people))
+	for _, p := range people {
+		rows = append(rows, store.PersonRow{
+			ExternalID:  p.ExternalID,
+			Email:       p.Email,
+			FirstName:   p.FirstName,
+			LastName:    p.LastName,
+			Department:  p.Department,
+			Location:    p.Location,
+			StartDate:   p.StartDate,
+			Fingerprint: int64(Fingerprint(p)), //nolint:gosec // the store keeps the uint64's bits in an int64
+		})
+	}
+	return rows
+}

@@ -1,0 +1,330 @@
+package people
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"hrsync/model"
+	"hrsync/sources"
+	"hrsync/store"
+)
+
+// Plan is the difference between one export and hrsync's state, and what
+// applying it would do. It is built without any API call or state change.
+type Plan struct {
+	Tenant string        `json:"tenant"`
+	Source string        `json:"source"`
+	Stats  sources.Stats `json:"stats"`
+
+	// Create lists the people to create on the platform: new ones, and
+	// known ones whose creation was certainly not applied before.
+	Create []model.Person `json:"-"`
+	// Changed lists known people whose fields changed (saved in state; the
+	// platform has no update call).
+	Changed []Change `json:"changed"`
+	// Returned lists people who had departed and are in the export again.
+	Returned []string `json:"returned"`
+	// Departed lists active people the export no longer has.
+	Departed []string `json:"departed"`
+	// Unchanged counts the people the export has exactly as state has them.
+	Unchanged int `json:"unchanged"`
+	// Held lists known people not yet confirmed on the platform whose
+	// grant's outcome is unknown: they wait for an operator.
+	Held []string `json:"held"`
+	// Rejections are the rows the export could not use, with the plan's
+	// own rejections (an e-mail that belongs to another person).
+	Rejections []model.Rejection `json:"rejections"`
+	// Calls are the createPeople calls applying the plan would make.
+	Calls []PlannedCall `json:"calls"`
+	// Trips are the safeguards the plan trips; any trip stops the run.
+	Trips []Trip `json:"safeguards"`
+
+	// ActiveBefore is how many active people state had.
+	ActiveBefore int `json:"activeBefore"`
+	// LastGoodRows is the row count of the last good import (0: none).
+	LastGoodRows int `json:"lastGoodRows"`
+
+	changedRows  []model.Person
+	returnedRows []model.Person
+	heldRows     []model.Person
+}
+
+// Change is one known person whose fields changed.
+type Change struct {
+	ExternalID   string `json:"externalId"`
+	EmailChanged bool   `json:"emailChanged"`
+}
+
+// PlannedCall is one createPeople call of a plan.
+type PlannedCall struct {
+	Operation   string   `json:"operation"`
+	ExternalIDs []string `json:"externalIds"`
+	// Grants is what the call would grant, per person, in export order.
+	Grants []float64 `json:"grants"`
+	// Total is the sum of the grants.
+	Total float64 `json:"total"`
+}
+
+// Trip is one safeguard the plan trips.
+type Trip struct {
+	Name      string  `json:"name"`
+	Value     float64 `json:"value"`
+	Threshold float64 `json:"threshold"`
+	Message   string  `json:"message"`
+}
+
+// Summary counts the plan's outcomes per kind.
+func (p *Plan) Summary() map[string]int {
+	return map[string]int{
+		"rows":      p.Stats.Rows,
+		"accepted":  p.Stats.Accepted,
+		"rejected":  p.Stats.Rejected,
+		"new":       len(p.Create),
+		"changed":   len(p.Changed),
+		"returned":  len(p.Returned),
+		"departed":  len(p.Departed),
+		"unchanged": p.Unchanged,
+		"held":      len(p.Held),
+		"calls":     len(p.Calls),
+	}
+}
+
+// known is what the diff keeps in memory per person of state: hashes only,
+// so that a million people fit in a few tens of MiB.
+type known struct {
+	fingerprint uint64
+	email       uint64
+	departed    bool
+	created     bool
+	seen        bool
+}
+
+func hashString(s string) uint64 { return xxhash.Sum64String(s) }
+
+// Fingerprint is the hash of a person's normalized fields; a change of any
+// field changes it. Birth dates take part only through this hash.
+func Fingerprint(p model.Person) uint64 {
+	d := xxhash.New()
+	for _, s := range []string{
+		p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location,
+		dateText(p.StartDate), dateText(p.BirthDate),
+	} {
+		_, _ = d.WriteString(s)
+		_, _ = d.Write([]byte{0x1f})
+	}
+	return d.Sum64()
+}
+
+func dateText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(model.DateLayout)
+}
+
+// BuildPlan diffs one export against state. It reads state and the export,
+// and changes nothing.
+func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, error) {
+	tenant := j.opts.Tenant
+	plan := &Plan{Tenant: tenant, Source: export.Name()}
+
+	state := make(map[uint64]known)
+	emails := make(map[uint64]uint64) // e-mail hash -> externalId hash, active people
+	err := j.store.ScanPeople(ctx, tenant, func(r store.PersonRow) error {
+		id := hashString(r.ExternalID)
+		k := known{
+			fingerprint: uint64(r.Fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
+			email:       hashString(r.Email),
+			departed:    !r.DepartedAt.IsZero(),
+			created:     !r.CreatedOnPlatformAt.IsZero(),
+		}
+		state[id] = k
+		if !k.departed {
+			plan.ActiveBefore++
+			emails[k.email] = id
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+
+	// Grants that block a resend: pending (interrupted) or unknown outcome.
+	blocked, err := j.blockedPeople(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	stats, err := export.Read(ctx, func(p model.Person) error {
+		id := hashString(p.ExternalID)
+		k, ok := state[id]
+		if !ok {
+			if other, taken := emails[hashString(p.Email)]; taken && other != id {
+				plan.Rejections = append(plan.Rejections, model.Rejection{
+					Source: export.Name(), Line: p.Line, Field: "email",
+					Reason: "e-mail already belongs to another person in hrsync's state; an e-mail change must keep the externalId",
+				})
+				plan.Stats.Rejected++
+				return nil
+			}
+			plan.Create = append(plan.Create, p)
+			state[id] = known{seen: true, fingerprint: Fingerprint(p), email: hashString(p.Email)}
+			emails[hashString(p.Email)] = id
+			return nil
+		}
+		if k.seen {
+			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", export.Name(), p.Line, p.ExternalID)
+		}
+		k.seen = true
+		state[id] = k
+		fp := Fingerprint(p)
+		switch {
+		case !k.created && blocked[p.ExternalID]:
+			plan.Held = append(plan.Held, p.ExternalID)
+			plan.heldRows = append(plan.heldRows, p)
+		case !k.created:
+			plan.Create = append(plan.Create, p)
+		case k.departed:
+			plan.Returned = append(plan.Returned, p.ExternalID)
+			plan.returnedRows = append(plan.returnedRows, p)
+		case fp != k.fingerprint:
+			plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != hashString(p.Email)})
+			plan.changedRows = append(plan.changedRows, p)
+		default:
+			plan.Unchanged++
+		}
+		return nil
+	}, func(r model.Rejection) error {
+		plan.Rejections = append(plan.Rejections, r)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read export %s: %w", export.Name(), err)
+	}
+	rejectedByPlan := plan.Stats.Rejected
+	plan.Stats = stats
+	plan.Stats.Rejected += rejectedByPlan
+	plan.Stats.Accepted -= rejectedByPlan
+
+	// Departed: active people of state that the export did not list. A
+	// second streaming pass gives their ids without keeping every id.
+	err = j.store.ScanPeople(ctx, tenant, func(r store.PersonRow) error {
+		if k := state[hashString(r.ExternalID)]; !k.seen && r.DepartedAt.IsZero() {
+			plan.Departed = append(plan.Departed, r.ExternalID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+
+	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("read last good import: %w", err)
+	}
+	if ok {
+		plan.LastGoodRows = rows
+	}
+	plan.Calls = j.planCalls(plan.Create)
+	plan.Trips = j.opts.Safeguards.check(plan)
+	sort.Slice(plan.Rejections, func(a, b int) bool { return plan.Rejections[a].Line < plan.Rejections[b].Line })
+	return plan, nil
+}
+
+// blockedPeople lists the people whose grants wait for an operator.
+func (j *Job) blockedPeople(ctx context.Context) (map[string]bool, error) {
+	grants, err := j.store.ListGrants(ctx, store.GrantFilter{
+		Tenant: j.opts.Tenant,
+		States: []model.GrantState{model.GrantPending, model.GrantUnknown},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list held grants: %w", err)
+	}
+	blocked := make(map[string]bool, len(grants))
+	for _, g := range grants {
+		blocked[g.ExternalID] = true
+	}
+	return blocked, nil
+}
+
+// grantFor is what a new person is granted: the export's addBalance or the
+// configured default, plus the request-level amount the platform adds.
+func (j *Job) grantFor(p model.Person) (addBalance, total float64) {
+	addBalance = j.opts.DefaultBalance
+	if p.AddBalance != nil {
+		addBalance = *p.AddBalance
+	}
+	return addBalance, addBalance + j.opts.Amount
+}
+
+func (j *Job) planCalls(create []model.Person) []PlannedCall {
+	var calls []PlannedCall
+	for start := 0; start < len(create); start += j.opts.BatchSize {
+		end := min(start+j.opts.BatchSize, len(create))
+		c := PlannedCall{Operation: "createPeople"}
+		for _, p := range create[start:end] {
+			_, total := j.grantFor(p)
+			c.ExternalIDs = append(c.ExternalIDs, p.ExternalID)
+			c.Grants = append(c.Grants, total)
+			c.Total += total
+		}
+		calls = append(calls, c)
+	}
+	return calls
+}
+
+// Safeguards stop a run before any call when its export looks wrong.
+type Safeguards struct {
+	// MaxDepartedRatio is the largest share of active people that may
+	// depart in one run.
+	MaxDepartedRatio float64
+	// MinRowsRatio is the smallest size of an export relative to the last
+	// good import.
+	MinRowsRatio float64
+	// MaxRejectedRatio is the largest share of rows that may be rejected.
+	MaxRejectedRatio float64
+	// MinPopulation is the population from which the safeguards apply.
+	MinPopulation int
+}
+
+// DefaultSafeguards are the thresholds of DESIGN.md.
+func DefaultSafeguards() Safeguards {
+	return Safeguards{MaxDepartedRatio: 0.20, MinRowsRatio: 0.80, MaxRejectedRatio: 0.10, MinPopulation: 50}
+}
+
+func (s Safeguards) check(p *Plan) []Trip {
+	var trips []Trip
+	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" }
+	if p.ActiveBefore >= s.MinPopulation && p.ActiveBefore > 0 {
+		ratio := float64(len(p.Departed)) / float64(p.ActiveBefore)
+		if ratio > s.MaxDepartedRatio {
+			trips = append(trips, Trip{Name: "maxDepartedRatio", Value: ratio, Threshold: s.MaxDepartedRatio,
+				Message: fmt.Sprintf("%d of %d active people (%s) would be marked departed; the limit is %s",
+					len(p.Departed), p.ActiveBefore, pct(ratio), pct(s.MaxDepartedRatio))})
+		}
+	}
+	if p.LastGoodRows >= s.MinPopulation && p.LastGoodRows > 0 {
+		ratio := float64(p.Stats.Rows) / float64(p.LastGoodRows)
+		if ratio < s.MinRowsRatio {
+			trips = append(trips, Trip{Name: "minRowsRatio", Value: ratio, Threshold: s.MinRowsRatio,
+				Message: fmt.Sprintf("the export has %d rows, %s of the last good import's %d; the minimum is %s (a truncated file?)",
+					p.Stats.Rows, pct(ratio), p.LastGoodRows, pct(s.MinRowsRatio))})
+		}
+	}
+	population := max(p.Stats.Rows, p.ActiveBefore)
+	if population >= s.MinPopulation && p.Stats.Rows > 0 {
+		ratio := float64(p.Stats.Rejected) / float64(p.Stats.Rows)
+		if ratio > s.MaxRejectedRatio && !math.IsNaN(ratio) {
+			trips = append(trips, Trip{Name: "maxRejectedRatio", Value: ratio, Threshold: s.MaxRejectedRatio,
+				Message: fmt.Sprintf("%d of %d rows (%s) were rejected; the limit is %s",
+					p.Stats.Rejected, p.Stats.Rows, pct(ratio), pct(s.MaxRejectedRatio))})
+		}
+	}
+	return trips
+}

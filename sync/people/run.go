@@ -1,0 +1,250 @@
+package people
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"hrsync/model"
+	"hrsync/sources"
+	"hrsync/store"
+)
+
+// Export is one export waiting to be processed: a file of a drop folder or
+// the result of a SQL query.
+type Export interface {
+	sources.Source
+	// SHA256 is the hex content hash of a file; "" for a query.
+	SHA256() string
+	// Size is the file's size in bytes; 0 for a query.
+	Size() int64
+	// Archive moves a file to processed/ (ok) or failed/ with its report
+	// beside it. It is called only after the outcome is committed. A query
+	// has nothing to archive.
+	Archive(processed bool, report []byte) error
+}
+
+// Feed lists the exports ready to process, oldest first.
+type Feed func(ctx context.Context) ([]Export, error)
+
+// RunFlags are the per-run choices of an operator.
+type RunFlags struct {
+	// OverrideSafeguards lets a run go on although a safeguard trips. It
+	// is a deliberate per-run flag, never a default.
+	OverrideSafeguards bool
+}
+
+// ErrLocked says another run of the same job and tenant holds the lock.
+var ErrLocked = store.ErrLocked
+
+// ExportReport is what became of one export: the report written beside an
+// archived file, and a part of the run's summary.
+type ExportReport struct {
+	RunID      string            `json:"runId"`
+	Tenant     string            `json:"tenant"`
+	Source     string            `json:"source"`
+	Outcome    store.RunOutcome  `json:"outcome"`
+	Duplicate  bool              `json:"duplicate,omitempty"`
+	Counts     map[string]int    `json:"counts"`
+	Safeguards []Trip            `json:"safeguards,omitempty"`
+	Rejections []model.Rejection `json:"rejections,omitempty"`
+	Result     *Result           `json:"result,omitempty"`
+	Error      string            `json:"error,omitempty"`
+}
+
+// Report is what one RunOnce did.
+type Report struct {
+	Tenant string `json:"tenant"`
+	// HeldAtStart counts the grants an interrupted run left pending, now held.
+	HeldAtStart int `json:"heldAtStart"`
+	// Exports lists each export processed, in order.
+	Exports []ExportReport `json:"exports"`
+	// HeldGrants counts the grants waiting for an operator after the run.
+	HeldGrants int `json:"heldGrants"`
+}
+
+// Outcome is the run's overall outcome: the worst of its exports'; with held
+// grants, at least attention.
+func (r *Report) Outcome() store.RunOutcome {
+	rank := map[store.RunOutcome]int{store.OutcomeOK: 0, store.OutcomeAttention: 1, store.OutcomeSafeguard: 2, store.OutcomeFailed: 3}
+	worst := store.OutcomeOK
+	for _, e := range r.Exports {
+		if rank[e.Outcome] > rank[worst] {
+			worst = e.Outcome
+		}
+	}
+	if worst == store.OutcomeOK && r.HeldGrants > 0 {
+		worst = store.OutcomeAttention
+	}
+	return worst
+}
+
+// RunOnce runs one cycle of the people sync: under the tenant's lock, it
+// holds the grants an interrupted run left pending, then processes every
+// ready export in order. It returns ErrLocked at once when another run holds
+// the lock.
+func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, error) {
+	release, err := j.store.TryLock(ctx, "people-"+j.opts.Tenant)
+	if err != nil {
+		return nil, fmt.Errorf("lock people sync of %s: %w", j.opts.Tenant, err)
+	}
+	defer func() {
+		if err := release(); err != nil {
+			j.log.Warn("release lock", zap.Error(err))
+		}
+	}()
+
+	rep := &Report{Tenant: j.opts.Tenant}
+	if rep.HeldAtStart, err = j.store.HoldInterrupted(ctx, j.opts.Tenant); err != nil {
+		return rep, fmt.Errorf("hold interrupted grants: %w", err)
+	}
+	if rep.HeldAtStart > 0 {
+		j.log.Warn("an interrupted run left grants whose outcome is unknown; they are held for an operator",
+			zap.Int("grants", rep.HeldAtStart))
+	}
+	exports, err := feed(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("list exports: %w", err)
+	}
+	var firstErr error
+	for _, export := range exports {
+		if ctx.Err() != nil {
+			break
+		}
+		er, err := j.processExport(ctx, export, flags)
+		rep.Exports = append(rep.Exports, er)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
+	if err != nil && firstErr == nil {
+		firstErr = fmt.Errorf("count held grants: %w", err)
+	}
+	rep.HeldGrants = len(held)
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return rep, firstErr
+}
+
+// processExport plans and applies one export and commits its outcome, then
+// archives it.
+func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) (ExportReport, error) {
+	runID := uuid.NewString()
+	log := j.log.With(zap.String("run", runID), zap.String("source", export.Name()))
+	er := ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}
+	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: store.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+		er.Outcome, er.Error = store.OutcomeFailed, err.Error()
+		return er, fmt.Errorf("record run start: %w", err)
+	}
+	file := func(outcome store.SourceOutcome, st sources.Stats) *store.SourceFile {
+		if export.SHA256() == "" {
+			return nil
+		}
+		return &store.SourceFile{Tenant: j.opts.Tenant, SHA256: export.SHA256(), Name: export.Name(),
+			Size: export.Size(), Rows: st.Rows, Rejected: st.Rejected, Outcome: outcome}
+	}
+
+	if sha := export.SHA256(); sha != "" {
+		prev, seen, err := j.store.SourceFileByHash(ctx, j.opts.Tenant, sha)
+		if err != nil {
+			return j.fail(ctx, log, er, nil, fmt.Errorf("look up file hash: %w", err))
+		}
+		if seen && prev.Outcome == store.SourceProcessed {
+			er.Outcome, er.Duplicate = store.OutcomeOK, true
+			er.Counts["duplicate"] = 1
+			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", prev.RunID))
+			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
+		}
+	}
+
+	plan, err := j.BuildPlan(ctx, export)
+	if err != nil {
+		var cols *sources.ColumnsError
+		if errors.As(err, &cols) || errors.Is(err, sources.ErrChanged) {
+			// The file itself is unusable: it goes to failed/ with its report.
+			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
+			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
+				SourceFile: file(store.SourceFailed, sources.Stats{})}, false)
+		}
+		return j.fail(ctx, log, er, nil, err)
+	}
+	er.Counts = plan.Summary()
+	er.Rejections = plan.Rejections
+	rows := plan.Stats.Rows
+
+	if len(plan.Trips) > 0 {
+		er.Safeguards = plan.Trips
+		if !flags.OverrideSafeguards {
+			er.Outcome = store.OutcomeSafeguard
+			err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
+			er.Error = err.Error()
+			log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
+			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeSafeguard, Err: err,
+				Counts: er.Counts, Rejections: plan.Rejections, SourceFile: file(store.SourceFailed, plan.Stats)}, false)
+		}
+		log.Warn("safeguards overridden for this run", zap.Any("safeguards", plan.Trips))
+	}
+
+	res, err := j.Apply(ctx, runID, plan)
+	er.Result = res
+	if res != nil {
+		er.Counts["created"] = res.Created
+		er.Counts["notApplied"] = res.NotApplied
+		er.Counts["unknown"] = res.Unknown
+		er.Counts["resent"] = res.Resent
+		er.Counts["calls"] = res.Calls
+	}
+	if err != nil {
+		// The file stays where it is: the next run picks it up again and,
+		// from the committed state, reaches the same end.
+		return j.fail(ctx, log, er, plan.Rejections, err)
+	}
+	er.Outcome = store.OutcomeOK
+	if len(plan.Rejections) > 0 || res.Unknown > 0 || res.NotApplied > 0 || len(plan.Held) > 0 {
+		er.Outcome = store.OutcomeAttention
+	}
+	log.Info("people sync done", zap.Any("counts", er.Counts))
+	return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: er.Outcome, Counts: er.Counts,
+		Rejections: plan.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}, true)
+}
+
+// fail records a failed run whose export stays in place for the next run.
+func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, rejections []model.Rejection, err error) (ExportReport, error) {
+	er.Outcome, er.Error = store.OutcomeFailed, err.Error()
+	log.Error("people sync failed", zap.Error(err))
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	defer cancel()
+	if ferr := j.store.FinishRun(fctx, store.RunResult{ID: er.RunID, Outcome: store.OutcomeFailed, Counts: er.Counts,
+		Err: err, Rejections: rejections}); ferr != nil {
+		log.Error("record failed run", zap.Error(ferr))
+	}
+	return er, err
+}
+
+// finish commits the run's outcome, then archives the export.
+func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res store.RunResult, processed bool) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	defer cancel()
+	res.FinishedAt = time.Time{}
+	if err := j.store.FinishRun(fctx, res); err != nil {
+		return fmt.Errorf("record run outcome: %w", err)
+	}
+	report, err := json.MarshalIndent(er, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	if err := export.Archive(processed, report); err != nil {
+		return fmt.Errorf("archive %s: %w", export.Name(), err)
+	}
+	if res.Err != nil && res.Outcome == store.OutcomeFailed {
+		return res.Err
+	}
+	return nil
+}
