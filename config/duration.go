@@ -20,6 +20,9 @@ type Duration struct {
 	invalid string // the text that did not parse, "" when valid
 }
 
+// maxDays is the most days a time.Duration holds.
+const maxDays = uint64(1<<63-1) / uint64(Day)
+
 // D builds a Duration from a time.Duration.
 func D(d time.Duration) Duration { return Duration{Duration: d} }
 
@@ -44,6 +47,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		if err != nil || i == 0 {
 			return 0, fmt.Errorf("invalid duration %q: days must be a whole number before \"d\"", s)
 		}
+		if n > maxDays {
+			return 0, fmt.Errorf("invalid duration %q: at most %d days", s, maxDays)
+		}
 		days = time.Duration(n) * Day
 		body = body[i+1:]
 	}
@@ -58,6 +64,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("invalid duration %q", s)
 	}
 	total := days + rest
+	if total < days {
+		return 0, fmt.Errorf("invalid duration %q: too long", s)
+	}
 	if neg {
 		total = -total
 	}

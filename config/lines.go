@@ -90,7 +90,47 @@ func (idx *nodeIndex) typeProblem(msg string) Problem {
 	if u := unknownField.FindStringSubmatch(reason); u != nil {
 		return Problem{Path: idx.keyAt(line, u[1]), Line: line, Reason: "unknown key " + strconv.Quote(u[1])}
 	}
-	return Problem{Path: idx.deepestAt(line), Line: line, Reason: reason}
+	return Problem{Path: idx.deepestAt(line), Line: line, Reason: typeReason(reason)}
+}
+
+// cannotUnmarshal reads yaml.v3's "cannot unmarshal !!str `abc` into int".
+var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+
+// typeReason says in the configuration's words what a value should be.
+func typeReason(reason string) string {
+	m := cannotUnmarshal.FindStringSubmatch(reason)
+	if m == nil {
+		return reason
+	}
+	got := "a " + m[1]
+	switch m[1] {
+	case "str":
+		got = strconv.Quote(m[2])
+	case "int", "float", "bool":
+		got = m[2]
+	case "seq":
+		got = "a list"
+	case "map":
+		got = "a mapping"
+	}
+	want := "of another type"
+	switch t := m[3]; {
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		want = "a whole number"
+	case strings.HasPrefix(t, "float"):
+		want = "a number"
+	case t == "bool":
+		want = "true or false"
+	case t == "string":
+		want = "a string"
+	case t == "time.Duration":
+		want = "a duration such as 10s or 2m"
+	case strings.HasPrefix(t, "[]"):
+		want = "a list"
+	case strings.HasPrefix(t, "map["), strings.Contains(t, "."):
+		want = "a mapping"
+	}
+	return "must be " + want + ", not " + got
 }
 
 // keyAt finds the path of the key named name on line.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -52,6 +53,16 @@ func (s SQLSource) MarshalYAML() (any, error) {
 	return p, nil
 }
 
+// MarshalJSON writes the SQL source with its DSN redacted.
+func (s SQLSource) MarshalJSON() ([]byte, error) {
+	type plain SQLSource
+	p := plain(s)
+	if p.DSN != "" {
+		p.DSN = redacted
+	}
+	return json.Marshal(p)
+}
+
 // Kind returns "csv" or "sql", or "" when no source is set.
 func (s Source) Kind() string {
 	switch {
@@ -77,15 +88,28 @@ func defaultColumns() map[string]string {
 func (s *Source) fillDefaults() {
 	if s.CSV != nil {
 		s.CSV.DropFolderOptions = s.CSV.WithDefaults()
-		if len(s.CSV.Mapping.Columns) == 0 {
-			s.CSV.Mapping.Columns = defaultColumns()
-		}
 		if s.CSV.Encoding == "" {
 			s.CSV.Encoding = sources.EncodingAuto
 		}
+		fillMapping(&s.CSV.Mapping)
 	}
-	if s.SQL != nil && len(s.SQL.Mapping.Columns) == 0 {
-		s.SQL.Mapping.Columns = defaultColumns()
+	if s.SQL != nil {
+		fillMapping(&s.SQL.Mapping)
+	}
+}
+
+// fillMapping gives a mapping its default columns when it names none, and
+// empty rather than nil collections, so that a loaded configuration equals
+// the one its YAML dump loads into.
+func fillMapping(m *sources.Mapping) {
+	if len(m.Columns) == 0 {
+		m.Columns = defaultColumns()
+	}
+	if m.DateLayouts == nil {
+		m.DateLayouts = map[string]string{}
+	}
+	if m.Required == nil {
+		m.Required = []string{}
 	}
 }
 
