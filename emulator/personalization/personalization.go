@@ -157,8 +157,8 @@ func DateOf(t time.Time) time.Time {
 // (both calendar dates).
 func DateFieldsOf(d, today time.Time) api.DateFields {
 	years, months := Elapsed(d, today)
-	month, year := float32(d.Month()), float32(d.Year())
-	yrs := float32(years)
+	month, year := float64(d.Month()), float64(d.Year())
+	yrs := float64(years)
 	z := ZodiacOf(d.Month(), d.Day())
 	return api.DateFields{
 		Month:        &month,

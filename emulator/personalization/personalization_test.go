@@ -190,7 +190,7 @@ func TestDerive(t *testing.T) {
 	t.Run("leap-day birthday in a common year", func(t *testing.T) {
 		for _, c := range []struct {
 			now   time.Time
-			years float32
+			years float64
 		}{
 			{time.Date(2023, 2, 28, 12, 0, 0, 0, time.UTC), 22},
 			{time.Date(2023, 3, 1, 12, 0, 0, 0, time.UTC), 23},
