@@ -88,24 +88,24 @@ type textDef struct {
 }
 
 type productDef struct {
-	ID, CollectionID       string
-	Slug, Model, Brand     string
-	Notes, SizeChartTable  string
-	Status                 api.ProductStatus
-	CreationStatus         api.ProcessingStatus
-	HiddenAt               *time.Time
-	InStock, Discontinued  bool
-	Personalized           bool
-	Text                   map[string]textDef // by locale; en-US always present
-	Options                []optionDef
-	Variants               []variantDef
-	Tags                   []string
-	PriceDelta             map[string]float64 // by upper-case country code; nil when none
-	Errors                 *api.ProductErrors
-	Regions                []regionDef
-	Featured               *imageDef
-	SizeChartImages        []imageDef
-	CustomFields           map[string]any
+	ID, CollectionID      string
+	Slug, Model, Brand    string
+	Notes, SizeChartTable string
+	Status                api.ProductStatus
+	CreationStatus        api.ProcessingStatus
+	HiddenAt              *time.Time
+	InStock, Discontinued bool
+	Personalized          bool
+	Text                  map[string]textDef // by locale; en-US always present
+	Options               []optionDef
+	Variants              []variantDef
+	Tags                  []string
+	PriceDelta            map[string]float64 // by upper-case country code; nil when none
+	Errors                *api.ProductErrors
+	Regions               []regionDef
+	Featured              *imageDef
+	SizeChartImages       []imageDef
+	CustomFields          map[string]any
 }
 
 type catalog struct {

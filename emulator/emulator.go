@@ -56,18 +56,18 @@ func (d DelayRange) String() string {
 // "15s-20s".
 func ParseDelayRange(s string) (DelayRange, error) {
 	s = strings.TrimSpace(s)
-	lo, hi, isRange := strings.Cut(s, "-")
-	min, err := time.ParseDuration(strings.TrimSpace(lo))
+	first, second, isRange := strings.Cut(s, "-")
+	lo, err := time.ParseDuration(strings.TrimSpace(first))
 	if err != nil {
 		return DelayRange{}, fmt.Errorf("parse delay %q: %w", s, err)
 	}
-	max := min
+	hi := lo
 	if isRange {
-		if max, err = time.ParseDuration(strings.TrimSpace(hi)); err != nil {
+		if hi, err = time.ParseDuration(strings.TrimSpace(second)); err != nil {
 			return DelayRange{}, fmt.Errorf("parse delay %q: %w", s, err)
 		}
 	}
-	d := DelayRange{Min: min, Max: max}
+	d := DelayRange{Min: lo, Max: hi}
 	if err := d.validate(); err != nil {
 		return DelayRange{}, err
 	}
@@ -195,12 +195,12 @@ func (e *Emulator) Reset() {
 	e.resetLocked()
 }
 
-// opKey carries the operationId of an API request through its context.
+// ctxKey keys the values the emulator puts in a request's context.
 type ctxKey int
 
 const companiesKey ctxKey = 1
 
-// operationIDs maps the generated routes' patterns to operationIds.
+// operationID maps a generated route's pattern to its operationId.
 func operationID(pattern string) string {
 	switch pattern {
 	case "POST /api/ext/v1/collection/{collectionId}/orders/get":
