@@ -19,6 +19,11 @@ hires, and polls orders into reporting tables.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitUsage, err) })
 	root.AddCommand(
 		newVersionCmd(),
+		newValidateCmd(),
+		newPlanCmd(),
+		newRunCmd(),
+		newGrantsCmd(),
+		newMigrateCmd(),
 	)
 	return root
 }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"hrsync/apiclient"
+	"hrsync/config"
+	"hrsync/sources/csvsrc"
+	"hrsync/sources/dropfolder"
+	"hrsync/store"
+	"hrsync/sync/people"
+)
+
+// app is what a command needs: the configuration and a logger; the store and
+// the API client are opened on demand.
+type app struct {
+	cfg *config.Config
+	log *zap.Logger
+}
+
+// addConfigFlags adds the flags every command that reads the configuration takes.
+func addConfigFlags(cmd *cobra.Command) {
+	cmd.Flags().String("config", "", "configuration file (default $"+config.EnvConfig+")")
+	cmd.Flags().String("tenant", "", "only this tenant (default: every tenant of the file)")
+}
+
+// loadApp reads the configuration named by --config and builds the logger.
+// A configuration problem exits with the configuration code.
+func loadApp(cmd *cobra.Command) (*app, error) {
+	path, _ := cmd.Flags().GetString("config")
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	log, err := newLogger(cfg.Log)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	return &app{cfg: cfg, log: log.With(zap.String("version", version))}, nil
+}
+
+// newLogger builds a zap logger: JSON by default, readable console lines when
+// stderr is a terminal and the format is auto.
+func newLogger(c config.Log) (*zap.Logger, error) {
+	level, err := zapcore.ParseLevel(c.Level)
+	if err != nil {
+		return nil, fmt.Errorf("log.level: %w", err)
+	}
+	format := c.Format
+	if format == "" || format == "auto" {
+		format = "json"
+		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			format = "console"
+		}
+	}
+	var zc zap.Config
+	if format == "console" {
+		zc = zap.NewDevelopmentConfig()
+		zc.DisableStacktrace = true
+	} else {
+		zc = zap.NewProductionConfig()
+		zc.Sampling = nil
+	}
+	zc.Level = zap.NewAtomicLevelAt(level)
+	zc.EncoderConfig.TimeKey = "time"
+	zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zc.Build()
+}
+
+// tenants returns the tenants a command acts on: the one --tenant names, or all.
+func (a *app) tenants(cmd *cobra.Command) ([]config.Tenant, error) {
+	name, _ := cmd.Flags().GetString("tenant")
+	if name == "" {
+		return a.cfg.Tenants, nil
+	}
+	t, ok := a.cfg.Tenant(name)
+	if !ok {
+		return nil, withCode(exitUsage, fmt.Errorf("no tenant %q in the configuration", name))
+	}
+	return []config.Tenant{*t}, nil
+}
+
+// openStore opens and migrates the configured store.
+func (a *app) openStore(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, Migrate: true})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
+	}
+	return st, nil
+}
+
+// newClient builds the API client from the configuration.
+func (a *app) newClient() (*apiclient.Client, error) {
+	if !a.cfg.API.Token.IsSet() {
+		return nil, withCode(exitUsage, errors.New("no API token: set HRSYNC_API_TOKEN or api.tokenFile"))
+	}
+	c, err := apiclient.New(apiclient.Config{
+		BaseURL:            a.cfg.API.BaseURL,
+		Token:              a.cfg.API.Token.Value(),
+		UserAgentVersion:   version,
+		Timeout:            a.cfg.API.Timeout.Duration,
+		PersonalizeTimeout: a.cfg.API.PersonalizeTimeout.Duration,
+		RatePerSecond:      a.cfg.API.RatePerSecond,
+		Burst:              a.cfg.API.Burst,
+		MaxConcurrency:     a.cfg.API.MaxConcurrency,
+		MaxAttempts:        a.cfg.API.MaxAttempts,
+		Logger:             a.log.Named("api"),
+	})
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("api client: %w", err))
+	}
+	return c, nil
+}
+
+// peopleJob builds the people sync of one tenant.
+func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator) (*people.Job, error) {
+	return people.New(people.Options{
+		Tenant:         t.Name,
+		CompanyID:      t.CompanyID,
+		CollectionID:   t.CollectionID,
+		BatchSize:      t.People.BatchSize,
+		Concurrency:    t.People.Concurrency,
+		DefaultBalance: t.People.DefaultBalance,
+		Amount:         t.People.Amount,
+		SendEmail:      t.People.SendEmail,
+		GrantReason:    t.People.GrantReason,
+		Safeguards: people.Safeguards{
+			MaxDepartedRatio: t.Safeguards.MaxDepartedRatio,
+			MinRowsRatio:     t.Safeguards.MinRowsRatio,
+			MaxRejectedRatio: t.Safeguards.MaxRejectedRatio,
+			MinPopulation:    t.Safeguards.MinPopulation,
+		},
+		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
+	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
+}
+
+// feed lists the tenant's ready exports. With files given, those files are
+// the exports (read in place, never archived: for validate and plan).
+func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
+	if t.Source.CSV == nil {
+		return nil, withCode(exitUsage, fmt.Errorf("tenant %s: only the csv source is wired in this version", t.Name))
+	}
+	opts := t.Source.CSV.CSVOptions
+	if len(files) > 0 {
+		return func(context.Context) ([]people.Export, error) {
+			var out []people.Export
+			for _, f := range files {
+				fi, err := os.Stat(f)
+				if err != nil {
+					return nil, fmt.Errorf("export %s: %w", f, err)
+				}
+				out = append(out, &fileExport{File: csvsrc.File{Path: f, Options: opts}, size: fi.Size()})
+			}
+			return out, nil
+		}, nil
+	}
+	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+	}
+	return func(ctx context.Context) ([]people.Export, error) {
+		ready, err := folder.Ready(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]people.Export, 0, len(ready))
+		for _, f := range ready {
+			out = append(out, &fileExport{
+				File: csvsrc.File{Path: f.Path, Options: opts}, size: f.Size, sha: f.SHA256,
+				archive: func(processed bool, report []byte) error {
+					outcome := dropfolder.Failed
+					if processed {
+						outcome = dropfolder.Processed
+					}
+					actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+					defer cancel()
+					_, err := folder.Archive(actx, f, outcome, json.RawMessage(report))
+					return err
+				},
+			})
+		}
+		return out, nil
+	}, nil
+}
+
+// fileExport is a CSV file as a people.Export.
+type fileExport struct {
+	csvsrc.File
+	size    int64
+	sha     string
+	archive func(processed bool, report []byte) error
+}
+
+func (f *fileExport) SHA256() string { return f.sha }
+func (f *fileExport) Size() int64    { return f.size }
+func (f *fileExport) Archive(processed bool, report []byte) error {
+	if f.archive == nil {
+		return nil
+	}
+	return f.archive(processed, report)
+}

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"hrsync/model"
+	"hrsync/store"
+	"hrsync/sync/people"
+)
+
+func newValidateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "validate [FILE...]",
+		Short: "Check exports against the mapping: no state change, no API call",
+		Long: `validate reads each FILE (or, without FILE, every ready file of each tenant's drop folder)
+with the tenant's column mapping and prints every rejected row with its line, field and reason.
+Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file cannot be read.`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			tenants, err := a.tenants(cmd)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			rejected := 0
+			for _, t := range tenants {
+				feed, err := a.feed(t, files)
+				if err != nil {
+					return err
+				}
+				exports, err := feed(cmd.Context())
+				if err != nil {
+					return err
+				}
+				for _, e := range exports {
+					var rej []model.Rejection
+					st, err := e.Read(cmd.Context(), func(model.Person) error { return nil },
+						func(r model.Rejection) error { rej = append(rej, r); return nil })
+					if err != nil {
+						return fmt.Errorf("%s: %w", e.Name(), err)
+					}
+					fmt.Fprintf(out, "%s (tenant %s): %d rows, %d accepted, %d rejected\n", e.Name(), t.Name, st.Rows, st.Accepted, st.Rejected)
+					for _, r := range rej {
+						fmt.Fprintf(out, "  %s\n", r.Error())
+					}
+					rejected += st.Rejected
+				}
+				if len(files) > 0 {
+					break // the files were read with the first tenant's mapping
+				}
+			}
+			if rejected > 0 {
+				return withCode(exitAttention, fmt.Errorf("%d rows rejected", rejected))
+			}
+			return nil
+		},
+	}
+	addConfigFlags(cmd)
+	return cmd
+}
+
+func newPlanCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "plan [FILE...]",
+		Short: "Show the diff and every call a run would make, without making any",
+		Long: `plan diffs each ready export (or each FILE) against hrsync's state and prints what a run
+would do: new, changed, returned, departed and held people, rejected rows, the createPeople calls
+with the balances they grant, and the safeguards the export trips. It changes nothing.`,
+		RunE: func(cmd *cobra.Command, files []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			asJSON, _ := cmd.Flags().GetBool("json")
+			tenants, err := a.tenants(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close() //nolint:errcheck // read only
+			var plans []*people.Plan
+			for _, t := range tenants {
+				job, err := a.peopleJob(t, st, nil)
+				if err != nil {
+					return withCode(exitUsage, err)
+				}
+				feed, err := a.feed(t, files)
+				if err != nil {
+					return err
+				}
+				exports, err := feed(cmd.Context())
+				if err != nil {
+					return err
+				}
+				for _, e := range exports {
+					p, err := job.BuildPlan(cmd.Context(), e)
+					if err != nil {
+						return err
+					}
+					plans = append(plans, p)
+				}
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(plans)
+			}
+			for _, p := range plans {
+				printPlan(cmd.OutOrStdout(), p)
+			}
+			if len(plans) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "no export is ready")
+			}
+			return nil
+		},
+	}
+	addConfigFlags(cmd)
+	cmd.Flags().Bool("json", false, "print the plans as JSON")
+	return cmd
+}
+
+func printPlan(w io.Writer, p *people.Plan) {
+	fmt.Fprintf(w, "tenant %s, export %s\n", p.Tenant, p.Source)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	s := p.Summary()
+	keys := make([]string, 0, len(s))
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, s[k])
+	}
+	_ = tw.Flush()
+	var total float64
+	for _, c := range p.Calls {
+		total += c.Total
+	}
+	if len(p.Calls) > 0 {
+		fmt.Fprintf(w, "  would call createPeople %d times for %d people, granting %g in all\n", len(p.Calls), len(p.Create), total)
+	}
+	for _, r := range p.Rejections {
+		fmt.Fprintf(w, "  rejected %s\n", r.Error())
+	}
+	for _, tr := range p.Trips {
+		fmt.Fprintf(w, "  SAFEGUARD %s: %s\n", tr.Name, tr.Message)
+	}
+}
+
+func newRunCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run one cycle of a job and exit (the Kubernetes CronJob entry point)",
+	}
+	people := &cobra.Command{
+		Use:   "people",
+		Short: "Sync people from each tenant's exports to the platform, granting balances exactly once",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			override, _ := cmd.Flags().GetBool("override-safeguards")
+			return runPeople(cmd.Context(), a, cmd, override)
+		},
+	}
+	addConfigFlags(people)
+	people.Flags().Bool("override-safeguards", false, "go on although a safeguard trips (this run only)")
+	cmd.AddCommand(people)
+	return cmd
+}
+
+// runPeople runs one people cycle for each tenant and prints a summary. Its
+// error carries the exit code of the worst outcome.
+func runPeople(ctx context.Context, a *app, cmd *cobra.Command, override bool) error {
+	tenants, err := a.tenants(cmd)
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close() //nolint:errcheck // nothing left to write
+	client, err := a.newClient()
+	if err != nil {
+		return err
+	}
+	worst := store.OutcomeOK
+	var firstErr error
+	for _, t := range tenants {
+		job, err := a.peopleJob(t, st, client)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		feed, err := a.feed(t, nil)
+		if err != nil {
+			return err
+		}
+		rep, err := job.RunOnce(ctx, feed, people.RunFlags{OverrideSafeguards: override})
+		if errors.Is(err, store.ErrLocked) {
+			return withCode(exitLockHeld, fmt.Errorf("another people run of tenant %s holds the lock; try again later", t.Name))
+		}
+		if rep != nil {
+			printReport(cmd.OutOrStdout(), rep)
+			if o := rep.Outcome(); outcomeRank(o) > outcomeRank(worst) {
+				worst = o
+			}
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	switch {
+	case worst == store.OutcomeFailed || firstErr != nil:
+		if firstErr == nil {
+			firstErr = errors.New("a run failed")
+		}
+		return withCode(exitFailed, firstErr)
+	case worst == store.OutcomeSafeguard:
+		return withCode(exitSafeguard, errors.New("a safeguard stopped the run before any call; see the report, fix the export or rerun with --override-safeguards"))
+	case worst == store.OutcomeAttention:
+		return withCode(exitAttention, errors.New("done, but rows were rejected or grants are held: see the report and 'hrsync grants list'"))
+	}
+	return nil
+}
+
+func outcomeRank(o store.RunOutcome) int {
+	switch o {
+	case store.OutcomeAttention:
+		return 1
+	case store.OutcomeSafeguard:
+		return 2
+	case store.OutcomeFailed:
+		return 3
+	}
+	return 0
+}
+
+func printReport(w io.Writer, rep *people.Report) {
+	if len(rep.Exports) == 0 {
+		fmt.Fprintf(w, "tenant %s: no export ready; %d grants held\n", rep.Tenant, rep.HeldGrants)
+		return
+	}
+	for _, e := range rep.Exports {
+		keys := make([]string, 0, len(e.Counts))
+		for k := range e.Counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, e.Counts[k]))
+		}
+		fmt.Fprintf(w, "tenant %s, %s: %s (run %s) %s\n", rep.Tenant, e.Source, e.Outcome, e.RunID, strings.Join(parts, " "))
+		for _, r := range e.Rejections {
+			fmt.Fprintf(w, "  rejected %s\n", r.Error())
+		}
+		for _, t := range e.Safeguards {
+			fmt.Fprintf(w, "  SAFEGUARD %s: %s\n", t.Name, t.Message)
+		}
+		if e.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", e.Error)
+		}
+	}
+	if rep.HeldGrants > 0 {
+		fmt.Fprintf(w, "tenant %s: %d grants held for an operator (hrsync grants list)\n", rep.Tenant, rep.HeldGrants)
+	}
+}
+
+func newGrantsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "grants",
+		Short: "List the grants ledger and decide about held grants",
+		Long: `A grant whose outcome is unknown (a timeout after sending, a 5xx, a crash between the call and
+its commit) is held, never resent on its own. Check the person's balance on the platform, then:
+  release KEY  it was NOT applied: the next run sends it again
+  confirm KEY  it WAS applied: record it as applied
+  void KEY     never send it`,
+	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List grants (default: the held ones)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close() //nolint:errcheck // read only
+			states, _ := cmd.Flags().GetStringSlice("state")
+			f := store.GrantFilter{}
+			if name, _ := cmd.Flags().GetString("tenant"); name != "" {
+				f.Tenant = name
+			}
+			for _, s := range states {
+				f.States = append(f.States, model.GrantState(s))
+			}
+			grants, err := st.ListGrants(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(grants)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
+			for _, g := range grants {
+				fmt.Fprintf(tw, "%s\t%s\t%g\t%d\t%s\t%s\n", g.Key, g.State, g.Amount, g.Attempts,
+					g.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"), g.LastError)
+			}
+			return tw.Flush()
+		},
+	}
+	addConfigFlags(list)
+	list.Flags().StringSlice("state", []string{string(model.GrantUnknown), string(model.GrantPending)}, "states to list (pending, applied, not_applied, unknown, voided)")
+	list.Flags().Bool("json", false, "print JSON")
+	cmd.AddCommand(list)
+
+	decide := func(use, short string, do func(ctx context.Context, st *store.Store, key, note string) error) *cobra.Command {
+		c := &cobra.Command{
+			Use:   use + " KEY...",
+			Short: short,
+			Args:  cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, keys []string) error {
+				a, err := loadApp(cmd)
+				if err != nil {
+					return err
+				}
+				note, _ := cmd.Flags().GetString("note")
+				st, err := a.openStore(cmd.Context())
+				if err != nil {
+					return err
+				}
+				defer st.Close() //nolint:errcheck // each decision is committed on its own
+				for _, k := range keys {
+					if err := do(cmd.Context(), st, k, note); err != nil {
+						return err
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", k, use+"d")
+				}
+				return nil
+			},
+		}
+		addConfigFlags(c)
+		c.Flags().String("note", "", "why (kept in the ledger)")
+		return c
+	}
+	cmd.AddCommand(
+		decide("release", "Record that held grants were NOT applied, so the next run sends them again",
+			func(ctx context.Context, st *store.Store, k, n string) error { return st.ReleaseGrant(ctx, k, n) }),
+		decide("confirm", "Record that held grants WERE applied on the platform",
+			func(ctx context.Context, st *store.Store, k, n string) error { return st.ConfirmGrant(ctx, k, n) }),
+		decide("void", "Record that grants must never be sent",
+			func(ctx context.Context, st *store.Store, k, n string) error { return st.VoidGrant(ctx, k, n) }),
+	)
+	return cmd
+}
+
+func newMigrateCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade hrsync's tables in the configured store",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close() //nolint:errcheck // migrations are committed
+			cur, latest, err := st.MigrationVersion(cmd.Context())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "store %s (%s): schema version %d of %d\n", a.cfg.Store.URL, st.Dialect(), cur, latest)
+			return nil
+		},
+	}
+	addConfigFlags(cmd)
+	return cmd
+}
