@@ -105,12 +105,12 @@ func amount(f float64) *float64 { return &f }
 func TestReadFromServers(t *testing.T) {
 	rows := []string{
 		`'00123', ' Ana@Example.COM ', 'Ana', 'López', 'Sales', '2021-03-04', '31.12.1990', 25.50`, // 1 ok: leading zeros, text date
-		`'0042', 'bob@example.com', 'Bob', 'Martin', NULL, NULL, NULL, NULL`,                        // 2 NULLs: ok
-		`'7', 'c@example.com', NULL, 'Null', NULL, NULL, NULL, NULL`,                                // 3 required NULL
-		`'8', 'd@example.com', 'Dee', 'Text', NULL, '2021-01-01', '1990-01-01', 0`,                  // 4 text date off layout
-		`'9', 'e@example.com', 'Eve', 'Dup', NULL, NULL, NULL, NULL`,                                // 5 dup id with 6
-		`'9', 'f@example.com', 'Fay', 'Dup', NULL, NULL, NULL, NULL`,                                // 6
-		`NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,                                            // 7 blank: skipped
+		`'0042', 'bob@example.com', 'Bob', 'Martin', NULL, NULL, NULL, NULL`,                       // 2 NULLs: ok
+		`'7', 'c@example.com', NULL, 'Null', NULL, NULL, NULL, NULL`,                               // 3 required NULL
+		`'8', 'd@example.com', 'Dee', 'Text', NULL, '2021-01-01', '1990-01-01', 0`,                 // 4 text date off layout
+		`'9', 'e@example.com', 'Eve', 'Dup', NULL, NULL, NULL, NULL`,                               // 5 dup id with 6
+		`'9', 'f@example.com', 'Fay', 'Dup', NULL, NULL, NULL, NULL`,                               // 6
+		`NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`,                                           // 7 blank: skipped
 	}
 	wantPeople := []model.Person{
 		{ExternalID: "00123", Email: "ana@example.com", FirstName: "Ana", LastName: "López", Department: "Sales",
