@@ -434,7 +434,7 @@ func CheckEmail(s string) (string, string) {
 	}
 	addr, err := mail.ParseAddress(e)
 	if err != nil || addr.Name != "" || addr.Address != e {
-		return "", bad + ": a bare address is expected, like name@example.com"
+		return "", bad + ": a bare address is expected, like jane@company.com"
 	}
 	local, domain, _ := strings.Cut(e, "@")
 	if local == "" || len(local) > 64 {
