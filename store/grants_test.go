@@ -322,9 +322,13 @@ func TestGrantTransitions(t *testing.T) {
 		do   func(s *store.Store, t *testing.T, key string) error
 	}
 	ops := []op{
-		{"release", model.GrantNotApplied, func(s *store.Store, t *testing.T, k string) error { return s.ReleaseGrant(ctx(t), k, "checked: not applied") }},
+		{"release", model.GrantNotApplied, func(s *store.Store, t *testing.T, k string) error {
+			return s.ReleaseGrant(ctx(t), k, "checked: not applied")
+		}},
 		{"void", model.GrantVoided, func(s *store.Store, t *testing.T, k string) error { return s.VoidGrant(ctx(t), k, "do not send") }},
-		{"confirm", model.GrantApplied, func(s *store.Store, t *testing.T, k string) error { return s.ConfirmGrant(ctx(t), k, "seen on platform") }},
+		{"confirm", model.GrantApplied, func(s *store.Store, t *testing.T, k string) error {
+			return s.ConfirmGrant(ctx(t), k, "seen on platform")
+		}},
 	}
 	allowed := map[string]map[model.GrantState]bool{
 		"release": {model.GrantUnknown: true},

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-
 	"hrsync/store"
 )
 
