@@ -19,6 +19,7 @@ hires, and polls orders into reporting tables.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withCode(exitUsage, err) })
 	root.AddCommand(
 		newVersionCmd(),
+		newConfigCmd(),
 		newValidateCmd(),
 		newPlanCmd(),
 		newRunCmd(),

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"hrsync/config"
+)
+
+// newConfigCmd groups the commands that check and print the configuration.
+func newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Check or print the configuration",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newConfigCheckCmd(), newConfigShowCmd())
+	return cmd
+}
+
+// configFlag adds --config to a config sub-command.
+func configFlag(cmd *cobra.Command) {
+	cmd.Flags().String("config", "", "configuration file (default $"+config.EnvConfig+")")
+}
+
+// loadConfigFlag loads the file --config names, with the process's
+// environment; a problem exits with the configuration code.
+func loadConfigFlag(cmd *cobra.Command) (*config.Config, string, error) {
+	path, _ := cmd.Flags().GetString("config")
+	cfg, err := config.Load(path, nil)
+	if err != nil {
+		return nil, "", withCode(exitUsage, err)
+	}
+	if path == "" {
+		path = "$" + config.EnvConfig
+	}
+	return cfg, path, nil
+}
+
+func newConfigCheckCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Load and validate the configuration, listing every problem",
+		Long: `check loads the configuration as every other command does (file, environment
+overrides, secrets) and lists every problem with its field path and line.
+It exits 0 when the configuration is valid and 2 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, path, err := loadConfigFlag(cmd)
+			if err != nil {
+				return err
+			}
+			return printCheck(cmd.OutOrStdout(), path, cfg)
+		},
+	}
+	configFlag(cmd)
+	return cmd
+}
+
+// printCheck summarizes a valid configuration.
+func printCheck(w io.Writer, path string, cfg *config.Config) error {
+	names := make([]string, 0, len(cfg.Tenants))
+	for _, t := range cfg.Tenants {
+		names = append(names, t.Name+" ("+t.Source.Kind()+")")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "configuration %s is valid: %d tenant(s): %s\n", path, len(cfg.Tenants), strings.Join(names, ", "))
+	for _, line := range secretStatus(cfg) {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// secretStatus says which secrets are set, never their values.
+func secretStatus(cfg *config.Config) []string {
+	token := "api token: set"
+	if !cfg.API.Token.IsSet() {
+		token = "api token: not set (commands that call the platform need " + config.EnvAPIToken + " or api.tokenFile)"
+	}
+	lines := []string{token}
+	for _, t := range cfg.Tenants {
+		if t.Source.SQL != nil {
+			lines = append(lines, fmt.Sprintf("tenant %s: sql dsn set", t.Name))
+		}
+	}
+	return lines
+}
+
+func newConfigShowCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the effective configuration as YAML, secrets redacted",
+		Long: `show prints the configuration hrsync would run with: defaults filled in,
+environment overrides applied, relative paths resolved. Tokens and DSNs are
+shown as [redacted] or left out, and passwords in URLs as xxxxx.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, path, err := loadConfigFlag(cmd)
+			if err != nil {
+				return err
+			}
+			out, err := cfg.YAML()
+			if err != nil {
+				return fmt.Errorf("render configuration: %w", err)
+			}
+			var b strings.Builder
+			fmt.Fprintf(&b, "# effective configuration of %s, secrets redacted\n", path)
+			for _, line := range secretStatus(cfg) {
+				fmt.Fprintf(&b, "# %s\n", line)
+			}
+			b.Write(out)
+			_, err = io.WriteString(cmd.OutOrStdout(), b.String())
+			return err
+		},
+	}
+	configFlag(cmd)
+	return cmd
+}
