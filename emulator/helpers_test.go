@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -142,3 +143,5 @@ func sp(s string) *string { return &s }
 func fp(f float64) *float64 { return &f }
 
 func u2(s string) (uuid.UUID, error) { return uuid.Parse(s) }
+
+func isErr(err, target error) bool { return errors.Is(err, target) }
