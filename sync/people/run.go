@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -210,9 +209,30 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) 
 	if len(plan.Rejections) > 0 || res.Unknown > 0 || res.NotApplied > 0 || len(plan.Held) > 0 {
 		er.Outcome = store.OutcomeAttention
 	}
+	result := store.RunResult{ID: runID, Outcome: er.Outcome, Counts: er.Counts,
+		Rejections: plan.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}
+	if res.NotApplied > 0 {
+		// Some calls were certainly not processed (rate limited, refused):
+		// the export stays in place, unrecorded, so the next run sends them.
+		log.Warn("some people were not created; the export stays for the next run", zap.Int("people", res.NotApplied))
+		result.SourceFile = nil
+		if err := j.commit(ctx, result); err != nil {
+			return er, err
+		}
+		return er, nil
+	}
 	log.Info("people sync done", zap.Any("counts", er.Counts))
-	return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: er.Outcome, Counts: er.Counts,
-		Rejections: plan.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}, true)
+	return er, j.finish(ctx, export, er, result, true)
+}
+
+// commit records the run's outcome.
+func (j *Job) commit(ctx context.Context, res store.RunResult) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	defer cancel()
+	if err := j.store.FinishRun(fctx, res); err != nil {
+		return fmt.Errorf("record run outcome: %w", err)
+	}
+	return nil
 }
 
 // fail records a failed run whose export stays in place for the next run.
@@ -230,11 +250,8 @@ func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, reject
 
 // finish commits the run's outcome, then archives the export.
 func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res store.RunResult, processed bool) error {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
-	defer cancel()
-	res.FinishedAt = time.Time{}
-	if err := j.store.FinishRun(fctx, res); err != nil {
-		return fmt.Errorf("record run outcome: %w", err)
+	if err := j.commit(ctx, res); err != nil {
+		return err
 	}
 	report, err := json.MarshalIndent(er, "", "  ")
 	if err != nil {
