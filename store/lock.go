@@ -21,7 +21,7 @@ import (
 // a hash of the schema and name) held on a dedicated connection until
 // release; if the process dies the server frees it with the session. On
 // SQLite it is a file lock (flock) on "<database file>.<name>.lock", name
-// sanitized to letters, digits, '.', '-' and '_'; the kernel frees it when
+// with every character but ASCII letters, digits, '-' and '_' replaced by '_'; the kernel frees it when
 // the process dies.
 func (s *Store) TryLock(ctx context.Context, name string) (release func() error, err error) {
 	if name == "" {
@@ -45,8 +45,6 @@ func sanitizeLockName(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			return r
-		case r == '.':
 			return r
 		}
 		return '_'
