@@ -102,12 +102,11 @@ func (d *Duration) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&s); err != nil {
 		return err
 	}
-	v, err := ParseDuration(s)
-	if err != nil {
-		*d = Duration{invalid: s}
-		return nil
-	}
+	v, perr := ParseDuration(s)
 	*d = Duration{Duration: v}
+	if perr != nil {
+		*d = Duration{invalid: s}
+	}
 	return nil
 }
 

@@ -165,7 +165,7 @@ func (s *Source) validate(path string, ps *problems) {
 	}
 	if s.SQL != nil {
 		var errs []error
-		for _, err := range s.SQL.SQLOptions.Validate() {
+		for _, err := range s.SQL.Validate() {
 			// A missing DSN is already reported against dsnEnv or dsnFile.
 			var fe *sources.FieldError
 			if errors.As(err, &fe) && fe.Path == "dsn" {

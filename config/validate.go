@@ -24,14 +24,18 @@ var schemaName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // grantReason is the shape of a grant reason, a part of the grant key.
 var grantReason = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 
-// cronParser reads schedules: five fields, an optional leading seconds
-// field, and descriptors such as @hourly or @every 1h.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+// ScheduleParser returns the parser of schedules: five fields, an optional
+// leading seconds field, and descriptors such as @hourly or @every 1h. The
+// daemon gives it to cron.New(cron.WithParser(...)) so that it runs the
+// specs exactly as Load accepted them.
+func ScheduleParser() cron.Parser {
+	return cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+}
 
 // ParseSchedule parses a cron spec the way the configuration does
 // (robfig/cron/v3 syntax with an optional seconds field).
 func ParseSchedule(spec string) (cron.Schedule, error) {
-	s, err := cronParser.Parse(spec)
+	s, err := ScheduleParser().Parse(spec)
 	if err != nil {
 		return nil, fmt.Errorf("parse schedule: %w", err)
 	}
@@ -198,6 +202,7 @@ func (t *Tenant) validate(path string, ps *problems) {
 		ps.addf(path+".orders.language", "%q is not a language tag such as en-US or fr-FR", o.Language)
 	}
 
+	parser := ScheduleParser()
 	for _, j := range []struct{ key, spec string }{
 		{"people", t.Schedules.People},
 		{"personalize", t.Schedules.Personalize},
@@ -206,7 +211,7 @@ func (t *Tenant) validate(path string, ps *problems) {
 		if j.spec == "" {
 			continue
 		}
-		if _, err := cronParser.Parse(j.spec); err != nil {
+		if _, err := parser.Parse(j.spec); err != nil {
 			ps.addf(path+".schedules."+j.key, "invalid cron spec: %v", err)
 		}
 	}

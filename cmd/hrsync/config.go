@@ -77,11 +77,11 @@ func printCheck(w io.Writer, path string, cfg *config.Config) error {
 
 // secretStatus says which secrets are set, never their values.
 func secretStatus(cfg *config.Config) []string {
-	token := "api token: set"
+	status := "api token: set"
 	if !cfg.API.Token.IsSet() {
-		token = "api token: not set (commands that call the platform need " + config.EnvAPIToken + " or api.tokenFile)"
+		status = "api token: not set (commands that call the platform need " + config.EnvAPIToken + " or api.tokenFile)"
 	}
-	lines := []string{token}
+	lines := []string{status}
 	for _, t := range cfg.Tenants {
 		if t.Source.SQL != nil {
 			lines = append(lines, fmt.Sprintf("tenant %s: sql dsn set", t.Name))
