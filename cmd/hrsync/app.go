@@ -14,8 +14,11 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/config"
+	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/sources/csvsrc"
 	"hrsync/sources/dropfolder"
+	"hrsync/sources/sqlsrc"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -146,8 +149,20 @@ func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator
 // feed lists the tenant's ready exports. With files given, those files are
 // the exports (read in place, never archived: for validate and plan).
 func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
+	if t.Source.SQL != nil {
+		if len(files) > 0 {
+			return nil, withCode(exitUsage, fmt.Errorf("tenant %s reads a SQL query: FILE arguments do not apply", t.Name))
+		}
+		return func(ctx context.Context) ([]people.Export, error) {
+			src, err := sqlsrc.Open(ctx, t.Name, t.Source.SQL.SQLOptions)
+			if err != nil {
+				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+			}
+			return []people.Export{&queryExport{Source: src}}, nil
+		}, nil
+	}
 	if t.Source.CSV == nil {
-		return nil, withCode(exitUsage, fmt.Errorf("tenant %s: only the csv source is wired in this version", t.Name))
+		return nil, withCode(exitUsage, fmt.Errorf("tenant %s has no source", t.Name))
 	}
 	opts := t.Source.CSV.CSVOptions
 	if len(files) > 0 {
@@ -191,6 +206,25 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 		return out, nil
 	}, nil
 }
+
+// queryExport is a SQL query's result as a people.Export: no hash, nothing
+// to archive. The query is read once (in two passes), then the connection closes.
+type queryExport struct {
+	*sqlsrc.Source
+}
+
+// Read reads the query's rows and closes the connection.
+func (q *queryExport) Read(ctx context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
+	st, err := q.Source.Read(ctx, emit, reject)
+	if cerr := q.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return st, err
+}
+
+func (q *queryExport) SHA256() string             { return "" }
+func (q *queryExport) Size() int64                { return 0 }
+func (q *queryExport) Archive(bool, []byte) error { return nil }
 
 // fileExport is a CSV file as a people.Export.
 type fileExport struct {
