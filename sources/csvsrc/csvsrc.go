@@ -14,8 +14,9 @@
 // and gocarina/gocsv maps each record onto that struct through its
 // decoder-based streaming API (none of gocsv's package-level settings is
 // touched). The file is read twice, as sources.Run explains, so Read needs
-// an io.ReadSeeker; memory stays flat but for the duplicate index, a few
-// bytes per row.
+// an io.ReadSeeker. Memory does not grow with the records read, only with
+// the duplicate index of sources.Run (two hash maps, about 75 bytes per
+// row live: some 75 MB for a million rows).
 package csvsrc
 
 import (
