@@ -756,3 +756,50 @@ func TestShowRoundTrip(t *testing.T) {
 		t.Errorf("round trip differs:\n%v\n---\n%v", cfg, again)
 	}
 }
+
+func TestParseSchedule(t *testing.T) {
+	from := time.Date(2025, time.March, 3, 10, 7, 0, 0, time.UTC)
+	cases := []struct {
+		spec string
+		next time.Time
+	}{
+		{DefaultPeopleCron, time.Date(2025, time.March, 3, 10, 15, 0, 0, time.UTC)},
+		{"0 */30 * * * *", time.Date(2025, time.March, 3, 10, 30, 0, 0, time.UTC)},
+		{"@hourly", time.Date(2025, time.March, 3, 11, 0, 0, 0, time.UTC)},
+	}
+	for _, c := range cases {
+		t.Run(c.spec, func(t *testing.T) {
+			s, err := ParseSchedule(c.spec)
+			if err != nil {
+				t.Fatalf("ParseSchedule: %v", err)
+			}
+			if got := s.Next(from); !got.Equal(c.next) {
+				t.Errorf("Next = %v, want %v", got, c.next)
+			}
+		})
+	}
+	t.Run("invalid", func(t *testing.T) {
+		if _, err := ParseSchedule("every minute"); err == nil {
+			t.Errorf("no error")
+		}
+	})
+}
+
+func TestErrorType(t *testing.T) {
+	_, err := load(t, minimal+"api: {burst: 0}\n", nil)
+	wrapped := fmt.Errorf("start: %w", err)
+	var cerr *Error
+	if !errors.As(wrapped, &cerr) {
+		t.Fatalf("errors.As does not find *Error in %v", wrapped)
+	}
+	t.Run("one problem reads on one line", func(t *testing.T) {
+		if msg := cerr.Error(); strings.Contains(msg, "\n") || !strings.HasSuffix(msg, ": api.burst: must be at least 1 (line 9)") {
+			t.Errorf("message %q", msg)
+		}
+	})
+	t.Run("the file is named", func(t *testing.T) {
+		if cerr.File == "" || !strings.Contains(cerr.Error(), cerr.File) {
+			t.Errorf("file %q, message %q", cerr.File, cerr.Error())
+		}
+	})
+}
