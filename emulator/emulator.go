@@ -234,31 +234,41 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, e.opts.MaxBodyBytes)
 	_, pattern := e.apiMux.Handler(r)
 	op := operationID(pattern)
-	sw := &statusWriter{ResponseWriter: w}
 	fault := e.pickFault(op)
-	faultDesc := ""
-	if fault != nil {
-		faultDesc = fault.describe()
-		e.serveWithFault(sw, r, fault)
-	} else {
-		e.serveAPI(sw, r)
-	}
 	entry := RequestLogEntry{
 		Time:           start,
 		Method:         r.Method,
 		Path:           r.URL.Path,
 		OperationID:    op,
-		Status:         sw.status,
 		IdempotencyKey: r.Header.Get("Idempotency-Key"),
-		Fault:          faultDesc,
-		Dropped:        sw.hijacked,
 	}
-	e.record(entry)
-	e.opts.Logger.Info("request",
-		zap.String("method", entry.Method), zap.String("path", entry.Path),
-		zap.String("operation", op), zap.Int("status", entry.Status),
-		zap.String("idempotency_key", entry.IdempotencyKey), zap.String("fault", faultDesc),
-		zap.Bool("dropped", entry.Dropped), zap.Duration("took", e.opts.Clock().Sub(start)))
+	if fault != nil {
+		entry.Fault = fault.describe()
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	logged := false
+	// finish records the request once: at the end, or just before a
+	// dropped connection is closed (the caller may look at the log as soon
+	// as it sees the connection close).
+	sw.finish = func() {
+		if logged {
+			return
+		}
+		logged = true
+		entry.Status, entry.Dropped = sw.status, sw.hijacked
+		e.record(entry)
+		e.opts.Logger.Info("request",
+			zap.String("method", entry.Method), zap.String("path", entry.Path),
+			zap.String("operation", op), zap.Int("status", entry.Status),
+			zap.String("idempotency_key", entry.IdempotencyKey), zap.String("fault", entry.Fault),
+			zap.Bool("dropped", entry.Dropped), zap.Duration("took", e.opts.Clock().Sub(start)))
+	}
+	if fault != nil {
+		e.serveWithFault(sw, r, fault)
+	} else {
+		e.serveAPI(sw, r)
+	}
+	sw.finish()
 }
 
 // serveAPI authenticates the request and routes it to its operation.
@@ -342,6 +352,7 @@ type statusWriter struct {
 	http.ResponseWriter
 	status   int
 	hijacked bool
+	finish   func() // records the request in the log, once
 }
 
 func (s *statusWriter) WriteHeader(code int) {

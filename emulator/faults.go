@@ -194,6 +194,7 @@ func (e *Emulator) serveWithFault(w *statusWriter, r *http.Request, f *Fault) {
 	ctx := r.Context()
 	if f.When == Before {
 		if !sleep(ctx, time.Duration(f.Latency)) {
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "request ended during injected latency")
 			return
 		}
 		if f.Status == 0 && !f.Drop {
@@ -206,6 +207,7 @@ func (e *Emulator) serveWithFault(w *statusWriter, r *http.Request, f *Fault) {
 	buf := &bufferedWriter{header: http.Header{}}
 	e.serveAPI(buf, r)
 	if !sleep(ctx, time.Duration(f.Latency)) {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "request ended during injected latency")
 		return
 	}
 	if f.Status == 0 && !f.Drop {
@@ -233,10 +235,13 @@ func answerFault(w *statusWriter, f *Fault) {
 // server allows that (HTTP/1.x), else by aborting the handler.
 func drop(w *statusWriter) {
 	conn, _, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	w.hijacked = true
+	if w.finish != nil {
+		w.finish()
+	}
 	if err != nil {
 		panic(http.ErrAbortHandler)
 	}
-	w.hijacked = true
 	_ = conn.Close()
 }
 

@@ -145,3 +145,12 @@ func fp(f float64) *float64 { return &f }
 func u2(s string) (uuid.UUID, error) { return uuid.Parse(s) }
 
 func isErr(err, target error) bool { return errors.Is(err, target) }
+
+// newPlainServer serves the emulator without the contract validator, for
+// answers the contract does not list (413).
+func newPlainServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
