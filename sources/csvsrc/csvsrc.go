@@ -76,6 +76,9 @@ func (r *row) fill(out *sources.Row) {
 	out.Text[sources.AddBalance] = r.AddBalance
 }
 
+// File satisfies sources.Source.
+var _ sources.Source = File{}
+
 // File is a CSV export on disk; it satisfies sources.Source.
 type File struct {
 	Path    string

@@ -29,6 +29,9 @@ import (
 	"hrsync/sources"
 )
 
+// Source satisfies sources.Source.
+var _ sources.Source = (*Source)(nil)
+
 // Source is a query against the HR database; it satisfies sources.Source.
 type Source struct {
 	name  string
