@@ -341,7 +341,7 @@ func (j *Job) resendHeld(ctx context.Context, runID string, heldRows []model.Per
 	}
 	for _, b := range batches {
 		if ctx.Err() != nil {
-			return nil
+			break // a cancelled run starts no new call; the batch stays held
 		}
 		req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID}
 		if j.opts.CompanyID != "" {
