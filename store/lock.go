@@ -20,9 +20,10 @@ import (
 // On PostgreSQL the lock is a session advisory lock (pg_try_advisory_lock on
 // a hash of the schema and name) held on a dedicated connection until
 // release; if the process dies the server frees it with the session. On
-// SQLite it is a file lock (flock) on "<database file>.<name>.lock", name
-// with every character but ASCII letters, digits, '-' and '_' replaced by '_'; the kernel frees it when
-// the process dies.
+// SQLite it is a file lock (flock) on "<database file>.<name>.lock", where
+// every character of name but ASCII letters, digits, '-' and '_' becomes
+// '_'; the kernel frees it when the process dies. Within one process, two
+// Store values on one file exclude each other too.
 func (s *Store) TryLock(ctx context.Context, name string) (release func() error, err error) {
 	if name == "" {
 		return nil, errors.New("try lock: empty name")

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,11 +26,13 @@ const pgEnv = "HRSYNC_TEST_POSTGRES_URL"
 // hold two Store values at once, as two processes would.
 type backend struct {
 	name string
-	open func(t *testing.T) *store.Store
+	open func(t testing.TB) *store.Store
+	// raw is a plain database/sql handle on the same tables, for baselines.
+	raw func(t testing.TB) *sql.DB
 }
 
 // pgURL returns the PostgreSQL URL for tests, failing the test when unset.
-func pgURL(t *testing.T) string {
+func pgURL(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv(pgEnv)
 	if u == "" {
@@ -37,7 +41,7 @@ func pgURL(t *testing.T) string {
 	return u
 }
 
-func randomName(t *testing.T, prefix string) string {
+func randomName(t testing.TB, prefix string) string {
 	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -46,17 +50,20 @@ func randomName(t *testing.T, prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-func sqliteBackend(t *testing.T) backend {
+func sqliteBackend(t testing.TB) backend {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state.db")
-	return backend{name: "sqlite", open: func(t *testing.T) *store.Store {
+	return backend{name: "sqlite", open: func(t testing.TB) *store.Store {
 		t.Helper()
 		return mustOpen(t, "sqlite:"+path, store.Options{Migrate: true})
+	}, raw: func(t testing.TB) *sql.DB {
+		t.Helper()
+		return rawDB(t, "sqlite", path+"?_pragma=busy_timeout(10000)&_time_format=sqlite")
 	}}
 }
 
 // postgresBackend makes a fresh schema for the test, dropped when it ends.
-func postgresBackend(t *testing.T) backend {
+func postgresBackend(t testing.TB) backend {
 	t.Helper()
 	u := pgURL(t)
 	schema := randomName(t, "hrsync_test_")
@@ -71,13 +78,31 @@ func postgresBackend(t *testing.T) backend {
 			t.Errorf("drop schema: %v", err)
 		}
 	})
-	return backend{name: "postgres", open: func(t *testing.T) *store.Store {
+	return backend{name: "postgres", open: func(t testing.TB) *store.Store {
 		t.Helper()
 		return mustOpen(t, u, store.Options{Schema: schema, Migrate: true})
+	}, raw: func(t testing.TB) *sql.DB {
+		t.Helper()
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		// lib/pq passes unknown URL parameters to the server as settings.
+		return rawDB(t, "postgres", u+sep+"search_path="+url.QueryEscape(schema))
 	}}
 }
 
-func mustOpen(t *testing.T, dsn string, opts store.Options) *store.Store {
+func rawDB(t testing.TB, driver, dsn string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("open raw: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func mustOpen(t testing.TB, dsn string, opts store.Options) *store.Store {
 	t.Helper()
 	s, err := store.Open(context.Background(), dsn, opts)
 	if err != nil {
@@ -97,7 +122,7 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	t.Helper()
 	kinds := []struct {
 		name string
-		mk   func(*testing.T) backend
+		mk   func(testing.TB) backend
 	}{{"sqlite", sqliteBackend}, {"postgres", postgresBackend}}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -115,10 +140,10 @@ func eachStore(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 }
 
 // ctx is the context of a test: cancelled when the test ends.
-func ctx(t *testing.T) context.Context { return t.Context() }
+func ctx(t testing.TB) context.Context { return t.Context() }
 
 // must fails the test on err.
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +151,7 @@ func must(t *testing.T, err error) {
 }
 
 // wantErr fails the test unless err matches target.
-func wantErr(t *testing.T, err, target error) {
+func wantErr(t testing.TB, err, target error) {
 	t.Helper()
 	if !errors.Is(err, target) {
 		t.Fatalf("error = %v, want %v", err, target)
