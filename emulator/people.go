@@ -93,9 +93,12 @@ func parseCreatePeople(b []byte) (createPeopleBody, []inputPerson, *apiError) {
 	return body, people, nil
 }
 
+// maxAmount bounds one grant, so that balances stay finite.
+const maxAmount = 1e12
+
 func checkAmount(field string, v *float64) *apiError {
-	if v != nil && (*v < 0 || math.IsInf(*v, 0) || math.IsNaN(*v)) {
-		return errInvalid("%s: want a number >= 0", field)
+	if v != nil && (*v < 0 || *v > maxAmount || math.IsNaN(*v)) {
+		return errInvalid("%s: want a number from 0 to %g", field, float64(maxAmount))
 	}
 	return nil
 }
