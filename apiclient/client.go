@@ -108,13 +108,14 @@ func New(cfg Config) (*Client, error) {
 }
 
 // String describes the client without its token.
-func (c *Client) String() string {
+func (c Client) String() string {
 	return fmt.Sprintf("apiclient.Client{BaseURL: %q}", redactURL(c.cfg.BaseURL))
 }
 
 // Format writes String for every verb, so that printing a Client, whose
-// fields hold the token, cannot show it.
-func (c *Client) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
+// fields hold the token, cannot show it. String and Format have value
+// receivers so that a dereferenced Client is covered too.
+func (c Client) Format(f fmt.State, _ rune) { _, _ = fmt.Fprint(f, c.String()) }
 
 // CloseIdleConnections closes the idle keep-alive connections of the
 // client's transport.
