@@ -289,9 +289,10 @@ func grantStateFor(j JournalState) (model.GrantState, bool) {
 // the batch's grants move from pending to applied, not_applied or unknown;
 // the people the platform returned get their remote ids and creation time.
 //
-// The entry must be sent, or unknown when HoldInterrupted held it before
-// this late outcome arrived (its grants still held are then resolved too).
-// Any other state is an error wrapping ErrJournalState.
+// An outcome is recorded once. The entry must be sent, or unknown because
+// HoldInterrupted held it before this late outcome arrived (its grants that
+// are still held are then resolved too). An entry whose outcome was already
+// recorded gives an error wrapping ErrJournalState.
 func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutcome) error {
 	gs, ok := grantStateFor(out.State)
 	if !ok {
@@ -309,17 +310,20 @@ func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutco
 		var (
 			tenant string
 			state  JournalState
+			done   dbTime
 		)
-		err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, state FROM api_journal WHERE id = ?"+lockRow), journalID).
-			Scan(&tenant, &state)
+		err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, state, finished_at FROM api_journal WHERE id = ?"+lockRow),
+			journalID).Scan(&tenant, &state, &done)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("journal entry: %w", ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("read journal: %w", err)
 		}
-		if state != JournalSent && state != JournalUnknown {
-			return fmt.Errorf("%w: is %s", ErrJournalState, state)
+		// Only a call with no recorded outcome can be finished: sent, or
+		// held as unknown by HoldInterrupted (which leaves finished_at empty).
+		if !done.IsZero() || (state != JournalSent && state != JournalUnknown) {
+			return fmt.Errorf("%w: outcome already recorded (%s)", ErrJournalState, state)
 		}
 		var status any
 		if out.HTTPStatus != 0 {

@@ -138,6 +138,14 @@ func TestBatches(t *testing.T) {
 				t.Fatalf("grant = %+v", g)
 			}
 			wantErr(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrJournalState)
+			// An unknown outcome, once recorded, is not overwritten either.
+			uk, err := s.BeginBatch(ctx(t), intent("r-fail", "fail", "idem-u", "f2"))
+			must(t, err)
+			must(t, s.FinishBatch(ctx(t), uk, store.BatchOutcome{State: store.JournalUnknown, ErrorMessage: "timeout"}))
+			wantErr(t, s.FinishBatch(ctx(t), uk, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrJournalState)
+			if g := grantState(t, s, "fail", "f2"); g.State != model.GrantUnknown {
+				t.Fatalf("grant f2 = %s, want unknown", g.State)
+			}
 			wantErr(t, s.FinishBatch(ctx(t), 987654, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrNotFound)
 			if err := s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSent}); err == nil {
 				t.Fatal("outcome state sent accepted")

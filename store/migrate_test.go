@@ -79,6 +79,31 @@ func TestOpenSQLiteForms(t *testing.T) {
 	})
 }
 
+func TestSQLiteSettings(t *testing.T) {
+	b := sqliteBackend(t)
+	s := b.open(t)
+	must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1)}))
+	raw := b.raw(t)
+	t.Run("the database is in WAL mode", func(t *testing.T) {
+		var mode string
+		must(t, raw.QueryRowContext(ctx(t), "PRAGMA journal_mode").Scan(&mode))
+		if mode != "wal" {
+			t.Fatalf("journal_mode = %s", mode)
+		}
+	})
+	t.Run("foreign keys are enforced", func(t *testing.T) {
+		// A grant for a person the store does not know breaks the
+		// grants -> people foreign key.
+		must(t, s.StartRun(ctx(t), store.Run{ID: "r", Job: store.JobPeople, Tenant: "acme"}))
+		in := intent("r", "acme", "k", "e1")
+		in.People = nil
+		in.Grants = append(in.Grants, welcome("acme", "ghost", 1))
+		if _, err := s.BeginBatch(ctx(t), in); err == nil {
+			t.Fatal("grant for an unknown person accepted")
+		}
+	})
+}
+
 func TestPostgresSchema(t *testing.T) {
 	t.Parallel()
 	u := pgURL(t)
