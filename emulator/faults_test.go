@@ -281,9 +281,9 @@ func TestMalformedInput(t *testing.T) {
 			wantError(t, status, body, http.StatusBadRequest, "invalid_input", c.inMessage)
 		})
 	}
-	t.Run("a content type other than JSON", func(t *testing.T) {
-		status, _, body := f.do(t, "POST", people, tokDataset, `{}`, "Content-Type", "text/plain")
-		wantError(t, status, body, http.StatusBadRequest, "invalid_input", "Content-Type")
+	t.Run("the body is read as JSON whatever the Content-Type", func(t *testing.T) {
+		status, _, body := f.do(t, "POST", people, tokDataset, `{`+coll+`}`, "Content-Type", "application/x-www-form-urlencoded")
+		wantError(t, status, body, http.StatusBadRequest, "invalid_input", "people is required")
 	})
 	if st := f.emu.State(); len(st.Companies[0].People) != 4 {
 		t.Errorf("a refused request changed state: %d people", len(st.Companies[0].People))
