@@ -25,6 +25,7 @@ hires, and polls orders into reporting tables.`,
 		newRunCmd(),
 		newGrantsCmd(),
 		newMigrateCmd(),
+		newEmulatorCmd(),
 	)
 	return root
 }
