@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == proc.LauncherArg {
+		os.Exit(proc.Launch(context.Background(), os.Args[2:]))
+	}
 	if v := os.Getenv(helperEnv); v != "" {
 		os.Exit(helper(v))
 	}
@@ -56,7 +60,7 @@ func runHelper(t *testing.T, mib int, exit string) (proc.Measurement, error) {
 		t.Fatalf("executable: %v", err)
 	}
 	env := append(os.Environ(), helperEnv+"="+strconv.Itoa(mib), helperExitEnv+"="+exit)
-	return proc.Run(context.Background(), env, self, "-test.run=^$")
+	return proc.Run(context.Background(), self, env, self, "-test.run=^$")
 }
 
 func TestRun(t *testing.T) {
@@ -82,6 +86,22 @@ func TestRun(t *testing.T) {
 			t.Errorf("times not measured: wall %v, cpu %v", big.Wall, big.User+big.System)
 		}
 	})
+	t.Run("the parent's memory is not the child's", func(t *testing.T) {
+		// Linux keeps a process's peak from before execve in ru_maxrss:
+		// without the launcher, this child would report the parent's 256 MiB.
+		held := make([]byte, 256*proc.MiB)
+		for i := 0; i < len(held); i += 4096 {
+			held[i] = 1
+		}
+		m, err := runHelper(t, 8, "")
+		runtime.KeepAlive(held)
+		if err != nil {
+			t.Fatalf("child: %v", err)
+		}
+		if m.PeakRSS > 100*proc.MiB {
+			t.Errorf("child touching 8 MiB peaked at %.1f MiB while its parent held 256 MiB", m.PeakMiB())
+		}
+	})
 	t.Run("a failing child quotes its stderr", func(t *testing.T) {
 		m, err := runHelper(t, 1, "3")
 		if err == nil {
@@ -95,7 +115,8 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("a missing program", func(t *testing.T) {
-		_, err := proc.Run(context.Background(), nil, "/nonexistent/hrsync-bench-child")
+		self, _ := os.Executable()
+		_, err := proc.Run(context.Background(), self, nil, "/nonexistent/hrsync-bench-child")
 		if err == nil {
 			t.Fatal("no error")
 		}
@@ -104,7 +125,7 @@ func TestRun(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		self, _ := os.Executable()
-		if _, err := proc.Run(ctx, nil, self, "-test.run=^$"); err == nil {
+		if _, err := proc.Run(ctx, self, nil, self, "-test.run=^$"); err == nil {
 			t.Error("no error with a cancelled context")
 		}
 	})

@@ -1,0 +1,405 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+
+	"hrsync/internal/bench/baseline"
+	"hrsync/internal/bench/gen"
+	"hrsync/internal/bench/proc"
+	"hrsync/internal/bench/seed"
+	"hrsync/model"
+	"hrsync/store"
+)
+
+// Names of the stores, and where PostgreSQL is found.
+const (
+	storeSQLite   = "sqlite"
+	storePostgres = "postgres"
+	pgEnv         = "HRSYNC_TEST_POSTGRES_URL"
+)
+
+// tenant is the generated configuration's only tenant.
+const tenant = "bench"
+
+// Targets of issue 3.
+const (
+	targetRatio   = 1.0         // plan wall time over baseline wall time
+	targetPeakMiB = 250.0       // plan peak resident memory
+	seedBatch     = 50000       // people per SavePeople transaction
+	fileMode      = os.FileMode(0o600)
+)
+
+// seededAt is the creation and sighting time of every seeded person.
+var seededAt = time.Date(2025, time.January, 6, 9, 0, 0, 0, time.UTC)
+
+// options are the harness's settings.
+type options struct {
+	Rows        int
+	Repeat      int
+	Stores      []string
+	Hrsync      string
+	PostgresURL string
+	WorkDir     string
+	Keep        bool
+	NoRunCheck  bool
+	ProfileDir  string
+	// self is the program re-executed for the baseline; "" means this
+	// executable.
+	self string
+}
+
+// files are the generated exports.
+type files struct {
+	prev, next string
+	expect     gen.Counts
+}
+
+// storeResult is what was measured on one store.
+type storeResult struct {
+	Store    string
+	Rows     int
+	Seed     time.Duration
+	Plan     []proc.Measurement
+	Base     []proc.Measurement
+	NoChange proc.Measurement
+	Rerun    *proc.Measurement
+	// Checks lists each check made, with its outcome.
+	Checks []check
+}
+
+// check is one correctness check of the run.
+type check struct {
+	Name string
+	OK   bool
+	Note string
+}
+
+func (r *storeResult) check(name string, ok bool, format string, args ...any) {
+	r.Checks = append(r.Checks, check{Name: name, OK: ok, Note: fmt.Sprintf(format, args...)})
+}
+
+// run is the harness: generate, then measure every store, then report.
+func run(ctx context.Context, o options, w io.Writer) (err error) {
+	dir, cleanup, err := workDir(o)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if o.self == "" {
+		if o.self, err = os.Executable(); err != nil {
+			return fmt.Errorf("find own executable: %w", err)
+		}
+	}
+	if o.Hrsync == "" {
+		o.Hrsync = filepath.Join(dir, "hrsync")
+		fmt.Fprintf(w, "building hrsync...\n")
+		if err := buildHrsync(ctx, o.Hrsync); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	f, err := generate(dir, o.Rows)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "generated %d-row exports in %.1fs: next = %d unchanged, %d changed, %d new, %d departed\n",
+		o.Rows, time.Since(start).Seconds(), f.expect.Unchanged, f.expect.Changed, f.expect.New, f.expect.Departed)
+
+	var results []storeResult
+	for _, name := range o.Stores {
+		res, err := measureStore(ctx, o, dir, name, f, w)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		results = append(results, res)
+	}
+	fmt.Fprintln(w)
+	writeTable(w, results)
+	fmt.Fprintln(w)
+	failed := writeChecks(w, results)
+	if failed > 0 {
+		return fmt.Errorf("%d checks failed", failed)
+	}
+	return nil
+}
+
+// workDir makes (or takes) the directory of the run's files; cleanup
+// removes it unless it is kept.
+func workDir(o options) (string, func() error, error) {
+	if o.WorkDir != "" {
+		if err := os.MkdirAll(o.WorkDir, 0o700); err != nil {
+			return "", nil, fmt.Errorf("make work directory: %w", err)
+		}
+		return o.WorkDir, func() error { return nil }, nil
+	}
+	dir, err := os.MkdirTemp("", "peoplebench-")
+	if err != nil {
+		return "", nil, fmt.Errorf("make work directory: %w", err)
+	}
+	if o.Keep {
+		return dir, func() error { return nil }, nil
+	}
+	return dir, func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove work directory: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// buildHrsync builds ./cmd/hrsync into out, as `make build` does.
+func buildHrsync(ctx context.Context, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, "hrsync/cmd/hrsync")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build hrsync: %w: %s", err, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+// generate writes the previous and the next export into dir.
+func generate(dir string, n int) (files, error) {
+	d := gen.DefaultDelta(n)
+	f := files{prev: filepath.Join(dir, "previous.csv"), next: filepath.Join(dir, "next.csv"), expect: d.Expect(n)}
+	if err := writeExport(f.prev, gen.Previous(n)); err != nil {
+		return files{}, err
+	}
+	if err := writeExport(f.next, d.Next(n)); err != nil {
+		return files{}, err
+	}
+	return f, nil
+}
+
+func writeExport(path string, people iter.Seq[model.Person]) error {
+	fh, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, fileMode)
+	if err != nil {
+		return fmt.Errorf("create export: %w", err)
+	}
+	if _, err := gen.WriteCSV(fh, people); err != nil {
+		_ = fh.Close()
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := fh.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// target is one store to measure: its DSN, schema and how to remove it.
+type target struct {
+	dsn, schema string
+	drop        func() error
+}
+
+func newTarget(o options, dir, name string) (target, error) {
+	if name == storeSQLite {
+		path := filepath.Join(dir, "state-sqlite.db")
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return target{}, fmt.Errorf("remove old state: %w", err)
+			}
+		}
+		return target{dsn: "sqlite:" + path, drop: func() error { return nil }}, nil
+	}
+	if o.PostgresURL == "" {
+		return target{}, fmt.Errorf("no PostgreSQL: set %s or pass -postgres (or -stores sqlite)", pgEnv)
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return target{}, fmt.Errorf("random schema name: %w", err)
+	}
+	schema := "hrsync_bench_" + hex.EncodeToString(b[:])
+	drop := func() error {
+		db, err := sql.Open("postgres", o.PostgresURL)
+		if err != nil {
+			return fmt.Errorf("drop schema: %w", err)
+		}
+		defer db.Close() //nolint:errcheck // one statement
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
+			return fmt.Errorf("drop schema %s: %w", schema, err)
+		}
+		return nil
+	}
+	return target{dsn: o.PostgresURL, schema: schema, drop: drop}, nil
+}
+
+// measureStore seeds one store and measures the plan and the baseline on it.
+func measureStore(ctx context.Context, o options, dir, name string, f files, w io.Writer) (res storeResult, err error) {
+	res = storeResult{Store: name, Rows: o.Rows}
+	t, err := newTarget(o, dir, name)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if derr := t.drop(); derr != nil && err == nil {
+			err = derr
+		}
+	}()
+
+	start := time.Now()
+	before, err := seedState(ctx, t, o.Rows)
+	if err != nil {
+		return res, err
+	}
+	res.Seed = time.Since(start)
+	fmt.Fprintf(w, "%s: seeded %d people in %.1fs\n", name, before.Rows, res.Seed.Seconds())
+
+	cfg, drop, err := writeConfig(filepath.Join(dir, name), t.schema)
+	if err != nil {
+		return res, err
+	}
+	env := childEnv(map[string]string{
+		"HRSYNC_STORE_URL":  t.dsn,
+		"HRSYNC_LOG_FORMAT": "json",
+		"HRSYNC_LOG_LEVEL":  "warn",
+	})
+
+	for i := range o.Repeat {
+		pm, err := proc.Run(ctx, o.self, env, o.Hrsync, "plan", "--config", cfg, "--json", f.next)
+		if err != nil {
+			return res, fmt.Errorf("plan: %w", err)
+		}
+		res.Plan = append(res.Plan, pm)
+		if i == 0 {
+			checkPlan(&res, "plan finds the generated diff", pm.Stdout, f.expect)
+		}
+		bm, err := proc.Run(ctx, o.self, env, o.self, baselineArg, f.prev, f.next)
+		if err != nil {
+			return res, fmt.Errorf("baseline: %w", err)
+		}
+		res.Base = append(res.Base, bm)
+		if i == 0 {
+			checkBaseline(&res, bm.Stdout, o.Rows, f.expect)
+		}
+		fmt.Fprintf(w, "%s: run %d: plan %.2fs %.0f MiB, baseline %.2fs %.0f MiB\n",
+			name, i+1, pm.Wall.Seconds(), pm.PeakMiB(), bm.Wall.Seconds(), bm.PeakMiB())
+	}
+
+	// A rerun with no change: the previous export against the state seeded from it.
+	same := gen.Counts{Rows: o.Rows, Unchanged: o.Rows}
+	res.NoChange, err = proc.Run(ctx, o.self, env, o.Hrsync, "plan", "--config", cfg, "--json", f.prev)
+	if err != nil {
+		return res, fmt.Errorf("plan with no change: %w", err)
+	}
+	checkPlan(&res, "plan with no change", res.NoChange.Stdout, same)
+	fmt.Fprintf(w, "%s: plan with no change %.2fs %.0f MiB\n", name, res.NoChange.Wall.Seconds(), res.NoChange.PeakMiB())
+
+	if !o.NoRunCheck {
+		rm, calls, err := rerun(ctx, o.self, env, o.Hrsync, cfg, drop, f.prev)
+		if err != nil {
+			return res, err
+		}
+		res.Rerun = &rm
+		res.check("run people with no change makes no API call", calls == 0, "%d requests reached the API", calls)
+		fmt.Fprintf(w, "%s: run people with no change %.2fs %.0f MiB, %d API requests\n", name, rm.Wall.Seconds(), rm.PeakMiB(), calls)
+	}
+
+	after, err := checksum(ctx, t)
+	if err != nil {
+		return res, err
+	}
+	res.check("no person row written", after == before,
+		"people before: %d rows, hash %016x; after: %d rows, hash %016x", before.Rows, before.Hash, after.Rows, after.Hash)
+
+	if o.ProfileDir != "" {
+		if err := profilePlan(ctx, t, f.next, filepath.Join(o.ProfileDir, name)); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(w, "%s: wrote cpu.pprof and heap.pprof into %s\n", name, filepath.Join(o.ProfileDir, name))
+	}
+	return res, nil
+}
+
+// seedState seeds the store with the previous export's people and returns
+// its checksum.
+func seedState(ctx context.Context, t target, n int) (seed.Sum, error) {
+	st, err := store.Open(ctx, t.dsn, store.Options{Schema: t.schema, Migrate: true})
+	if err != nil {
+		return seed.Sum{}, fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close() //nolint:errcheck // every batch is committed
+	if _, err := seed.Seed(ctx, st, tenant, gen.Previous(n), seedBatch, seededAt); err != nil {
+		return seed.Sum{}, err
+	}
+	return seed.Checksum(ctx, st, tenant)
+}
+
+func checksum(ctx context.Context, t target) (seed.Sum, error) {
+	st, err := store.Open(ctx, t.dsn, store.Options{Schema: t.schema})
+	if err != nil {
+		return seed.Sum{}, fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close() //nolint:errcheck // read only
+	return seed.Checksum(ctx, st, tenant)
+}
+
+// planOutput is the part of `hrsync plan --json` the harness checks.
+type planOutput struct {
+	Stats struct {
+		Rows     int `json:"rows"`
+		Accepted int `json:"accepted"`
+		Rejected int `json:"rejected"`
+	} `json:"stats"`
+	Changed   []json.RawMessage `json:"changed"`
+	Returned  []string          `json:"returned"`
+	Departed  []string          `json:"departed"`
+	Unchanged int               `json:"unchanged"`
+	Held      []string          `json:"held"`
+	Calls     []struct {
+		ExternalIDs []string `json:"externalIds"`
+	} `json:"calls"`
+	Safeguards []struct {
+		Name string `json:"name"`
+	} `json:"safeguards"`
+}
+
+// checkPlan checks the plan printed by `hrsync plan --json` against the
+// counts the generator expects: new people in calls, nothing else called.
+func checkPlan(res *storeResult, name string, out []byte, want gen.Counts) {
+	var plans []planOutput
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		res.check(name, false, "cannot read the plan (%d plans): %v", len(plans), err)
+		return
+	}
+	p := plans[0]
+	created := 0
+	for _, c := range p.Calls {
+		created += len(c.ExternalIDs)
+	}
+	got := gen.Counts{Rows: p.Stats.Rows, Unchanged: p.Unchanged, Changed: len(p.Changed), New: created, Departed: len(p.Departed)}
+	ok := got == want && p.Stats.Rejected == 0 && len(p.Returned) == 0 && len(p.Held) == 0 && len(p.Safeguards) == 0
+	res.check(name, ok, "rows %d, unchanged %d, changed %d, new %d in %d calls, departed %d, rejected %d, safeguards %d (want rows %d, unchanged %d, changed %d, new %d, departed %d)",
+		got.Rows, got.Unchanged, got.Changed, got.New, len(p.Calls), got.Departed, p.Stats.Rejected, len(p.Safeguards),
+		want.Rows, want.Unchanged, want.Changed, want.New, want.Departed)
+}
+
+func checkBaseline(res *storeResult, out []byte, n int, want gen.Counts) {
+	var got baseline.Result
+	if err := json.Unmarshal(out, &got); err != nil {
+		res.check("baseline finds the generated diff", false, "cannot read the baseline's result: %v", err)
+		return
+	}
+	exp := baseline.Result{Previous: n, Rows: want.Rows, New: want.New, Changed: want.Changed, Unchanged: want.Unchanged, Departed: want.Departed}
+	res.check("baseline finds the generated diff", got == exp, "%+v", got)
+}
