@@ -38,9 +38,9 @@ const tenant = "bench"
 
 // Targets of issue 3.
 const (
-	targetRatio   = 1.0         // plan wall time over baseline wall time
-	targetPeakMiB = 250.0       // plan peak resident memory
-	seedBatch     = 50000       // people per SavePeople transaction
+	targetRatio   = 1.0   // plan wall time over baseline wall time
+	targetPeakMiB = 250.0 // plan peak resident memory
+	seedBatch     = 50000 // people per SavePeople transaction
 	fileMode      = os.FileMode(0o600)
 )
 
