@@ -2,6 +2,7 @@ package people
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -183,13 +184,26 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		}
 		k.seen = true
 		state[id] = k
-		fp := Fingerprint(p)
-		switch {
-		case !k.created && blocked[p.ExternalID]:
+		if !k.created && blocked[p.ExternalID] {
 			plan.Held = append(plan.Held, p.ExternalID)
 			plan.heldRows = append(plan.heldRows, p)
-		case !k.created:
-			plan.Create = append(plan.Create, p)
+			return nil
+		}
+		if !k.created {
+			// Not confirmed by a platform answer; but an operator may have
+			// confirmed (or voided) the grant: then it must not be sent
+			// again, and the person is known like any other.
+			settled, err := j.grantSettled(ctx, p.ExternalID)
+			if err != nil {
+				return err
+			}
+			if !settled {
+				plan.Create = append(plan.Create, p)
+				return nil
+			}
+		}
+		fp := Fingerprint(p)
+		switch {
 		case k.departed:
 			plan.Returned = append(plan.Returned, p.ExternalID)
 			plan.returnedRows = append(plan.returnedRows, p)
@@ -251,6 +265,22 @@ func (j *Job) blockedPeople(ctx context.Context) (map[string]bool, error) {
 		blocked[g.ExternalID] = true
 	}
 	return blocked, nil
+}
+
+// grantSettled tells whether the person's initial grant is applied or
+// voided in the ledger, so that it must never be sent again. A person whose
+// creation the platform confirmed has it applied; this finds the ones an
+// operator confirmed or voided, and the ones whose success answer could not
+// be read.
+func (j *Job) grantSettled(ctx context.Context, externalID string) (bool, error) {
+	g, err := j.store.Grant(ctx, model.GrantKey(j.opts.Tenant, externalID, j.opts.GrantReason, "1"))
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read grant of %s: %w", externalID, err)
+	}
+	return g.State == model.GrantApplied || g.State == model.GrantVoided, nil
 }
 
 // grantFor is what a new person is granted: the export's addBalance or the
