@@ -290,7 +290,7 @@ func newGrantsCmd() *cobra.Command {
 		Short: "List the grants ledger and decide about held grants",
 		Long: `A grant whose outcome is unknown (a timeout after sending, a 5xx, a crash between the call and
 its commit) is held, never resent on its own. Check the person's balance on the platform, then:
-  release KEY  it was NOT applied: the next run sends it again
+  release KEY  it was NOT applied: it is sent again with the next export listing the person
   confirm KEY  it WAS applied: record it as applied
   void KEY     never send it`,
 	}
@@ -339,7 +339,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 	list.Flags().Bool("json", false, "print JSON")
 	cmd.AddCommand(list)
 
-	decide := func(use, short string, do func(ctx context.Context, st *store.Store, key, note string) error) *cobra.Command {
+	decide := func(use, done, short string, do func(ctx context.Context, st *store.Store, key, note string) error) *cobra.Command {
 		c := &cobra.Command{
 			Use:   use + " KEY...",
 			Short: short,
@@ -359,7 +359,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 					if err := do(cmd.Context(), st, k, note); err != nil {
 						return err
 					}
-					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", k, use+"d")
+					fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", k, done)
 				}
 				return nil
 			},
@@ -369,11 +369,11 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 		return c
 	}
 	cmd.AddCommand(
-		decide("release", "Record that held grants were NOT applied, so the next run sends them again",
+		decide("release", "released", "Record that held grants were NOT applied, so they are sent again with the next export listing their people",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.ReleaseGrant(ctx, k, n) }),
-		decide("confirm", "Record that held grants WERE applied on the platform",
+		decide("confirm", "confirmed", "Record that held grants WERE applied on the platform",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.ConfirmGrant(ctx, k, n) }),
-		decide("void", "Record that grants must never be sent",
+		decide("void", "voided", "Record that grants must never be sent",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.VoidGrant(ctx, k, n) }),
 	)
 	return cmd
