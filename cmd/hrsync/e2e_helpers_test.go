@@ -620,10 +620,15 @@ type ledgerGrant struct {
 	State      string
 }
 
-// grants lists the ledger's grants in the given states.
+// grants lists the ledger's grants in the given states; with none, the
+// held ones (the command's default: unknown and pending).
 func (e *env) grants(states ...string) []ledgerGrant {
 	e.t.Helper()
-	res := e.mustRun(0, "grants", "list", "--json", "--state", strings.Join(states, ","))
+	args := []string{"grants", "list", "--json"}
+	if len(states) > 0 {
+		args = append(args, "--state", strings.Join(states, ","))
+	}
+	res := e.mustRun(0, args...)
 	var out []ledgerGrant
 	if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
 		e.t.Fatalf("decode grants list: %v\n%s", err, res)

@@ -1,0 +1,281 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // reads the worker's state after the runs
+)
+
+// killPoint is when a run is killed: once its createPeople calls seen at
+// the emulator reach calls, or after delay when delay is set (a kill while
+// the worker starts, migrates, reads or plans).
+type killPoint struct {
+	calls int
+	delay time.Duration
+}
+
+// TestCrashPeopleSync kills the worker (SIGKILL) at many points of a run of
+// a few thousand people, reruns it, resolves the held grants as an operator
+// would, and checks that every person exists once at the emulator with
+// exactly the balance the ledger says was granted. The second subtest adds
+// 5xx answers and dropped connections after the emulator applied the call.
+func TestCrashPeopleSync(t *testing.T) {
+	t.Run("kills", func(t *testing.T) {
+		t.Parallel()
+		crashScenario(t, false)
+	})
+	t.Run("kills with 5xx and dropped connections after apply", func(t *testing.T) {
+		t.Parallel()
+		crashScenario(t, true)
+	})
+}
+
+func crashScenario(t *testing.T, faults bool) {
+	n := 3000
+	kills := []killPoint{
+		{delay: 15 * time.Millisecond}, {calls: 1}, {calls: 3}, {delay: 120 * time.Millisecond}, {calls: 2},
+		{calls: 6}, {calls: 1}, {delay: 250 * time.Millisecond}, {calls: 4}, {calls: 2}, {calls: 5},
+	}
+	if testing.Short() {
+		n = 600
+		kills = []killPoint{{delay: 15 * time.Millisecond}, {calls: 1}, {calls: 2}, {delay: 120 * time.Millisecond}, {calls: 1}, {calls: 2}}
+	}
+	e := newEnv(t, configOptions{batchSize: 50, concurrency: 4, timeout: 10 * time.Second, maxAttempts: 3})
+	if faults {
+		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Status: 500, Latency: "20ms", Rate: 0.2})
+		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Drop: true, Latency: "20ms", Rate: 0.2})
+	}
+	// Every call is applied at once but answered 20ms later, so that kills
+	// land between the platform applying a batch and hrsync learning of it.
+	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "20ms"})
+
+	staff := genPeople(0, n)
+	e.dropFile("staff.csv", csvExport(staff))
+
+	killed := 0
+	for _, kp := range kills {
+		if pendingExports(t, e) == 0 {
+			break // a run finished the export before its kill point
+		}
+		if wasKilled, res := runAndKill(t, e, kp); wasKilled {
+			killed++
+		} else if res.code != 0 && res.code != 4 {
+			t.Fatalf("a run that was not killed ended with %s", res)
+		}
+	}
+	t.Logf("%d runs killed", killed)
+
+	// The operator's part: run again; when grants are held, look at the
+	// emulator for the batch's Idempotency-Key and confirm or release each;
+	// when people wait for a resend, drop the next day's export.
+	confirmed, released := 0, 0
+	done := false
+	for round := 0; round < 30 && !done; round++ {
+		res := e.run("run", "people")
+		if res.code != 0 && res.code != 4 {
+			t.Fatalf("round %d: %s", round, res)
+		}
+		c, r := resolveHeld(t, e)
+		confirmed, released = confirmed+c, released+r
+		waiting := len(e.grants("not_applied"))
+		if res.code == 0 && c+r == 0 && waiting == 0 && pendingExports(t, e) == 0 {
+			done = true
+			break
+		}
+		if waiting > 0 && pendingExports(t, e) == 0 {
+			// Released grants are sent with the next export that lists
+			// their people; the same bytes again would be skipped by hash.
+			next := slices.Clone(staff)
+			shift := (round*97 + 1) % len(next)
+			next = append(next[shift:], next[:shift]...)
+			e.dropFile("staff-next-"+strconv.Itoa(round)+".csv", csvExport(next))
+		}
+	}
+	if !done {
+		t.Fatalf("the runs did not settle after 30 rounds")
+	}
+	t.Logf("held grants: %d confirmed, %d released", confirmed, released)
+	if faults && confirmed == 0 {
+		t.Errorf("no held grant was confirmed although calls failed after being applied")
+	}
+
+	emu := byExternalID(t, e.emu.people(t, e.company))
+	ledger := map[string]float64{}
+	for _, g := range e.grants("applied") {
+		ledger[g.ExternalID] += g.Amount
+	}
+	if len(emu) != n {
+		t.Errorf("the emulator holds %d generated people, want %d", len(emu), n)
+	}
+	wrong := 0
+	for _, p := range staff {
+		got, ok := emu[p.id]
+		switch {
+		case !ok:
+			t.Errorf("person %s is missing at the emulator", p.id)
+		case len(got.Grants) != 1:
+			t.Errorf("person %s received %d grants, want 1", p.id, len(got.Grants))
+		case got.Balance != ledger[p.id] || ledger[p.id] != p.wantBalance():
+			t.Errorf("person %s: balance %v at the emulator, %v in the ledger, %v asked", p.id, got.Balance, ledger[p.id], p.wantBalance())
+		default:
+			continue
+		}
+		if wrong++; wrong > 20 {
+			t.Fatal("too many wrong people; stopping")
+		}
+	}
+	if held := e.grants(); len(held) != 0 {
+		t.Errorf("%d grants still held", len(held))
+	}
+}
+
+// pendingExports counts the exports waiting in the drop folder.
+func pendingExports(t *testing.T, e *env) int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(e.drop, "*.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(files)
+}
+
+// runAndKill starts `run people` and kills it with SIGKILL at kp. It tells
+// whether the run was killed, and else how it ended on its own.
+func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
+	t.Helper()
+	base := countOp(e.emu.requests(t), "createPeople")
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := e.command(ctx, "run", "people")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start a run: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var waitErr error
+	finished := false
+	if kp.delay > 0 {
+		select {
+		case waitErr = <-exited:
+			finished = true
+		case <-time.After(kp.delay):
+		}
+	} else {
+		seen := waitFor(commandTimeout, func() bool {
+			select {
+			case waitErr = <-exited:
+				finished = true
+				return true
+			default:
+			}
+			return countOp(e.emu.requests(t), "createPeople")-base >= kp.calls
+		})
+		if !seen {
+			t.Fatalf("the run made fewer than %d calls within %v", kp.calls, commandTimeout)
+		}
+	}
+	if !finished {
+		if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			t.Fatalf("kill the run: %v", err)
+		}
+		waitErr = <-exited
+	}
+	res := result{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case waitErr == nil:
+		return false, res
+	case errors.As(waitErr, &exit) && exit.Exited():
+		res.code = exit.ExitCode()
+		return false, res
+	case errors.As(waitErr, &exit) && !finished:
+		return true, res // killed by our signal
+	default:
+		t.Fatalf("run people: %v\n%s", waitErr, res)
+	}
+	return false, res
+}
+
+// resolveHeld does what an operator does with held grants: for each, look
+// at the emulator for a grant to that person carrying the Idempotency-Key
+// of the call the grant was sent in; confirm it when there is one, else
+// release it. It returns how many it confirmed and released.
+func resolveHeld(t *testing.T, e *env) (confirmed, released int) {
+	t.Helper()
+	held := e.grants() // unknown and pending
+	if len(held) == 0 {
+		return 0, 0
+	}
+	keys := journalKeys(t, e)
+	emu := map[string]emuPerson{}
+	for _, p := range e.emu.people(t, e.company) {
+		emu[p.ExternalID] = p
+	}
+	var confirm, release []string
+	for _, g := range held {
+		key, ok := keys[g.Key]
+		if !ok {
+			t.Fatalf("held grant %s has no call in the journal", g.Key)
+		}
+		applied := false
+		for _, got := range emu[g.ExternalID].Grants {
+			if got.IdempotencyKey == key {
+				applied = true
+			}
+		}
+		if applied {
+			confirm = append(confirm, g.Key)
+		} else {
+			release = append(release, g.Key)
+		}
+	}
+	if len(confirm) > 0 {
+		e.mustRun(0, append([]string{"grants", "confirm", "--note", "seen at the platform"}, confirm...)...)
+	}
+	if len(release) > 0 {
+		e.mustRun(0, append([]string{"grants", "release", "--note", "not at the platform"}, release...)...)
+	}
+	return len(confirm), len(release)
+}
+
+// journalKeys maps each grant's key to the Idempotency-Key of the call it
+// was last sent in, read from the worker's SQLite state (read only, while
+// no worker runs).
+func journalKeys(t *testing.T, e *env) map[string]string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "state.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close() //nolint:errcheck // read only
+	rows, err := db.QueryContext(t.Context(), `SELECT g.grant_key, j.idempotency_key
+		FROM grants g JOIN api_journal j ON j.id = g.journal_id`)
+	if err != nil {
+		t.Fatalf("read the journal: %v", err)
+	}
+	defer rows.Close() //nolint:errcheck // read to the end
+	out := map[string]string{}
+	for rows.Next() {
+		var g, k string
+		if err := rows.Scan(&g, &k); err != nil {
+			t.Fatal(err)
+		}
+		out[g] = k
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
