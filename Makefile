@@ -14,7 +14,7 @@ GOLANGCI_LINT := $(GO) tool -modfile=tools/go.mod golangci-lint
 
 REDOCLY_CLI ?= @redocly/cli@2.77.0
 
-.PHONY: help build test test-short lint lint-api generate verify bench demo emulator clean fuzz
+.PHONY: help build test test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -45,8 +45,14 @@ verify: ## generated code is fresh and go.mod is tidy
 	cd tools && $(GO) mod tidy
 	@git diff --exit-code -- api go.mod go.sum tools/go.mod tools/go.sum || { echo "generated code or go.mod is stale: run 'make generate' and 'go mod tidy'"; exit 1; }
 
-bench: ## run the benchmarks and print their figures
+bench: build ## run the go test benchmarks, then the people-sync harness on 1,000,000 rows (docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) build -o bin/peoplebench ./internal/bench/peoplebench
+	bin/peoplebench -rows 1000000 -hrsync $(BIN)
+
+bench-quick: build ## the people-sync harness alone, on 100,000 rows, one run per store
+	$(GO) build -o bin/peoplebench ./internal/bench/peoplebench
+	bin/peoplebench -rows 100000 -repeat 1 -hrsync $(BIN)
 
 fuzz: ## run each fuzz target for a short while (FUZZTIME=30s)
 	@for pkg in $$($(GO) list ./...); do \
