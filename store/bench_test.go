@@ -109,10 +109,17 @@ func BenchmarkPeople(b *testing.B) {
 			})
 
 			b.Run("scan", func(b *testing.B) {
-				rawScan(b, raw, k.name, "baseline") // warm the caches, as the loop below will be
-				rawTook, n := rawScan(b, raw, k.name, "baseline")
-				if n != benchPeople {
-					b.Fatalf("baseline scanned %d rows", n)
+				// Warm the caches once, then keep the best of three raw reads.
+				rawScan(b, raw, k.name, "baseline")
+				var rawTook time.Duration
+				for range 3 {
+					took, n := rawScan(b, raw, k.name, "baseline")
+					if n != benchPeople {
+						b.Fatalf("baseline scanned %d rows", n)
+					}
+					if rawTook == 0 || took < rawTook {
+						rawTook = took
+					}
 				}
 				i := 0
 				for b.Loop() {
