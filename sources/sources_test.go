@@ -138,10 +138,10 @@ func TestCheckEmail(t *testing.T) {
 
 func TestParseAmount(t *testing.T) {
 	tests := []struct {
-		in   string
-		want float64
-		nil_ bool
-		bad  bool
+		in      string
+		want    float64
+		wantNil bool
+		bad     bool
 	}{
 		{"", 0, true, false},
 		{"0", 0, false, false},
@@ -162,7 +162,7 @@ func TestParseAmount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, reason := ParseAmount(tt.in)
-			if (reason != "") != tt.bad || (got == nil) != tt.nil_ || (got != nil && *got != tt.want) {
+			if (reason != "") != tt.bad || (got == nil) != tt.wantNil || (got != nil && *got != tt.want) {
 				t.Errorf("ParseAmount(%q) = %v, %q", tt.in, got, reason)
 			}
 		})

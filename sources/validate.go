@@ -408,7 +408,7 @@ func badChars(s string, spaces bool) string {
 		return "holds a character that could not be decoded: check the file's encoding"
 	}
 	if strings.ContainsFunc(s, func(r rune) bool {
-		return unicode.IsControl(r) && !(spaces && (r == '\n' || r == '\r' || r == '\t'))
+		return unicode.IsControl(r) && (!spaces || (r != '\n' && r != '\r' && r != '\t'))
 	}) {
 		return "holds control characters"
 	}

@@ -108,7 +108,7 @@ func BenchmarkReadCSV(b *testing.B) {
 			accepted := 0
 			st, err := Read(context.Background(), "bench.csv", fh, o,
 				func(model.Person) error { accepted++; return nil },
-				func(r model.Rejection) error { return fmt.Errorf("unexpected rejection: %v", r) })
+				func(r model.Rejection) error { return fmt.Errorf("unexpected rejection: %s", r.Error()) })
 			_ = fh.Close()
 			if err != nil {
 				b.Fatal(err)

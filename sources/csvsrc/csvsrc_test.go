@@ -318,7 +318,7 @@ func TestConfiguredFormat(t *testing.T) {
 			var got []model.Person
 			_, err := read(context.Background(), "c.csv", bytes.NewReader(tt.data), o, testNow(),
 				func(p model.Person) error { got = append(got, p); return nil },
-				func(r model.Rejection) error { return fmt.Errorf("rejected: %v", r) })
+				func(r model.Rejection) error { return fmt.Errorf("rejected: %s", r.Error()) })
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}

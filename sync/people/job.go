@@ -340,8 +340,9 @@ func (j *Job) resendHeld(ctx context.Context, runID string, heldRows []model.Per
 		byID[p.ExternalID] = p
 	}
 	for _, b := range batches {
-		if ctx.Err() != nil {
-			break // a cancelled run starts no new call; the batch stays held
+		if err := ctx.Err(); err != nil {
+			// A cancelled run starts no new call; the batch stays held.
+			return fmt.Errorf("run stopped: %w", err)
 		}
 		req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID}
 		if j.opts.CompanyID != "" {
