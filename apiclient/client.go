@@ -188,9 +188,9 @@ func (c *Client) attempt(ctx context.Context, k call, n int) (int, []byte, *Erro
 
 	actx, cancel := context.WithTimeout(ctx, k.timeout)
 	defer cancel()
-	var connected atomic.Bool
+	var conns atomic.Int32
 	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+		GotConn: func(httptrace.GotConnInfo) { conns.Add(1) },
 	})
 	req = req.WithContext(actx)
 	req.Header.Set("Authorization", c.auth)
@@ -206,8 +206,14 @@ func (c *Client) attempt(ctx context.Context, k call, n int) (int, []byte, *Erro
 
 	began := c.now()
 	resp, err := c.http.Do(req)
+	if k.write && conns.Load() > 1 {
+		// Only a transport wrapper that sets Request.GetBody lets net/http
+		// resend a write by itself; the platform may have applied it twice.
+		c.log.Warn("net/http sent a write more than once in one attempt; check the HTTP client's transport",
+			zap.String("op", string(k.op)), zap.Int("attempt", n), zap.Int32("connections", conns.Load()))
+	}
 	if err != nil {
-		e := c.transportError(ctx, actx, k, err, connected.Load())
+		e := c.transportError(ctx, actx, k, err, conns.Load() > 0)
 		c.report(k.op, n, 0, c.now().Sub(began), e)
 		return 0, nil, e
 	}

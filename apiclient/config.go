@@ -84,7 +84,9 @@ type Config struct {
 	// HTTPClient sends the requests; nil means a client with its own clone
 	// of http.DefaultTransport. The client is copied and the copy does not
 	// follow redirects (the platform has no reason to send any, and a write
-	// must not be replayed elsewhere).
+	// must not be replayed elsewhere). A RoundTripper wrapping the transport
+	// must not set Request.GetBody on a write: net/http would then resend a
+	// POST carrying an Idempotency-Key by itself after a dropped connection.
 	HTTPClient *http.Client
 	// Logger receives one debug line per attempt; nil means no logging.
 	Logger *zap.Logger

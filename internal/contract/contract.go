@@ -72,6 +72,7 @@ func (v *Validator) ValidateRequest(ctx context.Context, r *http.Request) (*open
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, ErrNotInContract)
 	}
+	defer func(getBody func() (io.ReadCloser, error)) { r.GetBody = getBody }(r.GetBody) // kin-openapi sets GetBody, which lets net/http replay a POST
 	body, err := snapshot(&r.Body)
 	if err != nil {
 		return nil, fmt.Errorf("read request body: %w", err)
