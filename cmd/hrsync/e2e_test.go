@@ -62,6 +62,15 @@ func apiCalls(t *testing.T, e *env) int {
 	return n
 }
 
+// step runs one subtest of a test whose steps build on each other, and
+// stops the test at the first step that fails.
+func step(t *testing.T, name string, fn func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, fn) {
+		t.FailNow()
+	}
+}
+
 // TestE2EPeopleSync runs the binary through the life of one tenant's
 // exports against the emulator; each step builds on the state the one
 // before left, so the subtests run in order and stop at the first failure.
@@ -70,13 +79,8 @@ func TestE2EPeopleSync(t *testing.T) {
 	staff := genPeople(0, 100)
 	first := csvExport(staff)
 
-	step := func(name string, fn func(t *testing.T)) {
-		if !t.Run(name, fn) {
-			t.FailNow()
-		}
-	}
-
-	step("validate and plan make no call and change no state", func(t *testing.T) {
+	step(t, "validate and plan make no call and change no state", func(t *testing.T) {
+		e := e.in(t)
 		path := e.dropFile("staff-1.csv", first)
 		res := e.mustRun(0, "validate")
 		if !strings.Contains(res.stdout, "100 rows, 100 accepted, 0 rejected") {
@@ -120,7 +124,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		}
 	})
 
-	step("first run creates every valid person once with the right balance", func(t *testing.T) {
+	step(t, "first run creates every valid person once with the right balance", func(t *testing.T) {
+		e := e.in(t)
 		res := e.mustRun(0, "run", "people")
 		checkPeople(t, e, staff)
 		if n := countOp(e.emu.requests(t), "createPeople"); n != 4 {
@@ -137,7 +142,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		}
 	})
 
-	step("the same file dropped again is recognized by its hash", func(t *testing.T) {
+	step(t, "the same file dropped again is recognized by its hash", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		e.dropFile("staff-1-again.csv", first)
 		e.mustRun(0, "run", "people")
@@ -150,7 +156,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		checkPeople(t, e, staff)
 	})
 
-	step("a new file with the same people makes no createPeople call", func(t *testing.T) {
+	step(t, "a new file with the same people makes no createPeople call", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		reversed := slices.Clone(staff)
 		slices.Reverse(reversed)
@@ -165,7 +172,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		checkPeople(t, e, staff)
 	})
 
-	step("five new hires create exactly those five", func(t *testing.T) {
+	step(t, "five new hires create exactly those five", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		staff = genPeople(0, 105)
 		e.dropFile("staff-3.csv", csvExport(staff))
@@ -180,7 +188,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		checkPeople(t, e, staff)
 	})
 
-	step("a changed department is a change and makes no call", func(t *testing.T) {
+	step(t, "a changed department is a change and makes no call", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		before := e.emu.people(t, e.company)
 		staff[3].dept = "Moved Elsewhere"
@@ -198,7 +207,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		checkPeople(t, e, staff)
 	})
 
-	step("an e-mail change with the same externalId is the same person", func(t *testing.T) {
+	step(t, "an e-mail change with the same externalId is the same person", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		staff[4].email = "p00004.renamed@example.test"
 		e.dropFile("staff-5.csv", csvExport(staff))
@@ -213,7 +223,8 @@ func TestE2EPeopleSync(t *testing.T) {
 	})
 
 	truncated := csvExport(staff[:60])
-	step("a truncated file trips the safeguard before any call", func(t *testing.T) {
+	step(t, "a truncated file trips the safeguard before any call", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		e.dropFile("staff-6.csv", truncated)
 		res := e.mustRun(3, "run", "people")
@@ -245,7 +256,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		}
 	})
 
-	step("--override-safeguards goes on and marks the missing people departed, not deleted", func(t *testing.T) {
+	step(t, "--override-safeguards goes on and marks the missing people departed, not deleted", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		e.dropFile("staff-6.csv", truncated)
 		e.mustRun(0, "run", "people", "--override-safeguards")
@@ -270,7 +282,8 @@ func TestE2EPeopleSync(t *testing.T) {
 		}
 	})
 
-	step("an export with bad rows creates the good ones and reports each bad row", func(t *testing.T) {
+	step(t, "an export with bad rows creates the good ones and reports each bad row", func(t *testing.T) {
+		e := e.in(t)
 		e.emu.clearRequests(t)
 		good := genPeople(200, 203)
 		badEmail, badDate, dup := genPerson(203), genPerson(204), genPerson(205)
@@ -362,4 +375,77 @@ func TestE2EConcurrentRuns(t *testing.T) {
 		}
 	}
 	checkPeople(t, e, staff)
+}
+
+// TestE2EHeldGrants follows held grants through an operator's hands: a
+// call the platform applied but answered 500, and a call it refused with a
+// 500 before applying it. Both are held, never resent on their own; the
+// operator confirms the first and releases the second; the next export
+// sends only the released people, once.
+func TestE2EHeldGrants(t *testing.T) {
+	e := newEnv(t, configOptions{batchSize: 10, concurrency: 1})
+	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Status: 500, Count: 1})
+	e.emu.addFault(t, fault{Operation: "createPeople", When: "before", Status: 500, Count: 1})
+	staff := genPeople(0, 30)
+	e.dropFile("staff.csv", csvExport(staff))
+
+	e.mustRun(4, "run", "people")
+	held := e.grants()
+	if len(held) != 20 {
+		t.Fatalf("%d grants held, want 20 (two calls of 10 answered 500)", len(held))
+	}
+
+	step(t, "held grants stay held across runs without a call", func(t *testing.T) {
+		e := e.in(t)
+		e.emu.clearRequests(t)
+		res := e.mustRun(4, "run", "people")
+		if !strings.Contains(res.stdout, "20 grants held") {
+			t.Errorf("the run does not say grants are held:\n%s", res)
+		}
+		if n := apiCalls(t, e); n != 0 {
+			t.Errorf("%d API calls, want none", n)
+		}
+	})
+
+	step(t, "the operator confirms the applied call and releases the other", func(t *testing.T) {
+		e := e.in(t)
+		keys := journalKeys(t, e)
+		emu := byExternalID(t, e.emu.people(t, e.company))
+		var confirm, release []string
+		for _, g := range held {
+			p, ok := emu[g.ExternalID]
+			if ok && len(p.Grants) == 1 && p.Grants[0].IdempotencyKey == keys[g.Key] {
+				confirm = append(confirm, g.Key)
+			} else {
+				release = append(release, g.Key)
+			}
+		}
+		if len(confirm) != 10 || len(release) != 10 {
+			t.Fatalf("%d grants applied at the emulator and %d not, want 10 and 10", len(confirm), len(release))
+		}
+		res := e.mustRun(0, append([]string{"grants", "confirm"}, confirm...)...)
+		if !strings.Contains(res.stdout, confirm[0]+": confirmed") {
+			t.Errorf("confirm's output: %s", res)
+		}
+		e.mustRun(0, append([]string{"grants", "release"}, release...)...)
+		if g := e.grants(); len(g) != 0 {
+			t.Errorf("%d grants still held after the decisions", len(g))
+		}
+	})
+
+	step(t, "the next export sends the released people only, once", func(t *testing.T) {
+		e := e.in(t)
+		e.emu.clearRequests(t)
+		next := slices.Clone(staff)
+		slices.Reverse(next)
+		e.dropFile("staff-next.csv", csvExport(next))
+		e.mustRun(0, "run", "people")
+		if n := countOp(e.emu.requests(t), "createPeople"); n != 1 {
+			t.Errorf("%d createPeople calls, want 1 for the 10 released people", n)
+		}
+		checkPeople(t, e, staff)
+		if g := e.grants("applied"); len(g) != 30 {
+			t.Errorf("%d applied grants in the ledger, want 30", len(g))
+		}
+	})
 }
