@@ -606,7 +606,7 @@ func TestRetryBounds(t *testing.T) {
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		_, err := c.GetOrderStatus(dctx, collUUID, orderUUID, companyID)
-		mustError(t, err)
+		_ = mustError(t, err)
 		if hits.Load() != 1 || len(fs.recorded()) != 0 {
 			t.Errorf("%d requests, waits %v", hits.Load(), fs.recorded())
 		}
@@ -789,4 +789,48 @@ func withGotConn(ctx context.Context, f func(reused bool)) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(info httptrace.GotConnInfo) { f(info.Reused) },
 	})
+}
+
+// getBodySetter mimics a transport wrapper that makes requests replayable.
+type getBodySetter struct{ base http.RoundTripper }
+
+func (g getBodySetter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.GetBody == nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(string(b))), nil }
+		r.Body, _ = r.GetBody()
+	}
+	return g.base.RoundTrip(r)
+}
+
+func TestWarnsWhenTransportReplaysWrite(t *testing.T) {
+	srv, hits := serve(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 2 {
+			dropConnection(t, w, r)
+			return
+		}
+		writeJSON(w, http.StatusCreated, peopleJSON)
+	})
+	core, logs := observer.New(zap.WarnLevel)
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(base.CloseIdleConnections)
+	c, _ := newTestClient(t, srv.URL, func(c *Config) {
+		c.Logger = zap.New(core)
+		c.HTTPClient = &http.Client{Transport: getBodySetter{base}}
+	})
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := c.CreatePeople(ctx, peopleRequest(), fmt.Sprintf("key-%d", i)); err != nil {
+			t.Fatalf("CreatePeople %d: %v", i, err)
+		}
+	}
+	if hits.Load() != 3 {
+		t.Fatalf("%d requests; the wrapper did not make net/http replay, so the test proves nothing", hits.Load())
+	}
+	if n := logs.FilterMessageSnippet("more than once").Len(); n != 1 {
+		t.Errorf("%d warnings about a resent write, want 1", n)
+	}
 }

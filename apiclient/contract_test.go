@@ -326,10 +326,9 @@ func TestContractErrorMapping(t *testing.T) {
 }
 
 func TestContractFaults(t *testing.T) {
-	ctx := context.Background()
-
 	t.Run("429 with Retry-After then success on a read", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "getProduct", Status: 429, RetryAfter: retryAfter(1), Count: 1})
 		if _, err := f.c.GetProduct(ctx, emulator.PlainCollectionID, emulator.NotebookProductID, apiclient.ProductOptions{}); err != nil {
 			t.Fatalf("GetProduct: %v", err)
@@ -340,6 +339,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("429 with Retry-After then success on a write", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", Status: 429, RetryAfter: retryAfter(1), Count: 1})
 		if _, err := f.c.CreatePeople(ctx, newPerson("T-300", 10), "key-T-300"); err != nil {
 			t.Fatalf("CreatePeople: %v", err)
@@ -350,6 +350,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("503 with Retry-After on a write is retried", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", Status: 503, RetryAfter: retryAfter(2), Count: 2})
 		if _, err := f.c.CreatePeople(ctx, newPerson("T-301", 10), "key-T-301"); err != nil {
 			t.Fatalf("CreatePeople: %v", err)
@@ -360,6 +361,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("503 without Retry-After on a write is not retried", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", Status: 503, Count: 1})
 		_, err := f.c.CreatePeople(ctx, newPerson("T-302", 10), "key-T-302")
 		e := checkError(t, err)
@@ -369,6 +371,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("500 after applying a write: not retried, outcome unknown", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", When: emulator.After, Status: 500, Count: 1})
 		_, err := f.c.CreatePeople(ctx, newPerson("T-303", 10), "key-T-303")
 		e := checkError(t, err)
@@ -384,6 +387,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("500 before applying a write: not retried, outcome unknown", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", Status: 500, Count: 1})
 		_, err := f.c.CreatePeople(ctx, newPerson("T-304", 10), "key-T-304")
 		if e := checkError(t, err); e.Outcome != apiclient.OutcomeUnknown || f.requests(apiclient.OpCreatePeople) != 1 {
@@ -395,6 +399,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("dropped connection after applying a write: not retried, outcome unknown", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		// A first call leaves a keep-alive connection that the write reuses:
 		// net/http must not replay the write on its own either.
 		if _, err := f.c.GetOrderStatus(ctx, emulator.PlainCollectionID, emulator.OrderShippedID, company); err != nil {
@@ -415,6 +420,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("dropped connection on a read is retried", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "getOrderStatus", Drop: true, Count: 2})
 		st, err := f.c.GetOrderStatus(ctx, emulator.PlainCollectionID, emulator.OrderPlacedID, company)
 		if err != nil {
@@ -426,6 +432,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("dropped connection on orders/get is retried", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "listOrders", Drop: true, Count: 1})
 		orders, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, nil,
 			time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))
@@ -438,6 +445,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("latency beyond the timeout on a write: outcome unknown", func(t *testing.T) {
 		f := newFixture(t, nil, func(c *apiclient.Config) { c.Timeout = 100 * time.Millisecond })
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", When: emulator.After, Latency: emulator.Duration(time.Minute), Count: 1})
 		_, err := f.c.CreatePeople(ctx, newPerson("T-306", 10), "key-T-306")
 		e := checkError(t, err)
@@ -453,6 +461,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("latency beyond the timeout on a read is retried", func(t *testing.T) {
 		f := newFixture(t, nil, func(c *apiclient.Config) { c.Timeout = 100 * time.Millisecond })
+		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "getProduct", Latency: emulator.Duration(time.Minute), Count: 1})
 		if _, err := f.c.GetProduct(ctx, emulator.PlainCollectionID, emulator.NotebookProductID, apiclient.ProductOptions{}); err != nil {
 			t.Fatalf("GetProduct: %v", err)
@@ -467,6 +476,7 @@ func TestContractFaults(t *testing.T) {
 			c.Timeout = 50 * time.Millisecond
 			c.PersonalizeTimeout = 10 * time.Second
 		})
+		ctx := t.Context()
 		first := "Test"
 		res, err := f.c.Personalize(ctx, emulator.PersonalizableCollectionID,
 			api.PersonalizeRequest{CompanyId: company, SourceFields: api.SourceFields{FirstName: &first}})
@@ -479,6 +489,7 @@ func TestContractFaults(t *testing.T) {
 	})
 	t.Run("connection refused: retried, then not applied", func(t *testing.T) {
 		f := newFixture(t, nil, nil)
+		ctx := t.Context()
 		f.srv.Close() // the port now refuses connections
 		_, err := f.c.CreatePeople(ctx, newPerson("T-307", 10), "key-T-307")
 		e := checkError(t, err)

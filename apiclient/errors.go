@@ -11,15 +11,15 @@ import (
 type Outcome int
 
 const (
-	// OutcomeUnknown: the request may or may not have been applied (a
+	// OutcomeUnknown means the request may or may not have been applied (a
 	// timeout after it was sent, a 5xx, a connection lost after sending).
 	// It is the zero value, so an Outcome nobody set errs on the safe side.
 	OutcomeUnknown Outcome = iota
-	// OutcomeNotApplied: the platform certainly did not apply the request
+	// OutcomeNotApplied means the platform certainly did not apply the request
 	// (it was never sent, or the platform refused it: 4xx, 429, 503 with
 	// Retry-After). Sending it again cannot apply it twice.
 	OutcomeNotApplied
-	// OutcomeApplied: the platform answered success, yet the call failed
+	// OutcomeApplied means the platform answered success, yet the call failed
 	// afterwards (its answer could not be read).
 	OutcomeApplied
 )
