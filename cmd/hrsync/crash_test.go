@@ -3,7 +3,6 @@ package main_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,8 +11,6 @@ import (
 	"strconv"
 	"testing"
 	"time"
-
-	_ "modernc.org/sqlite" // reads the worker's state after the runs
 )
 
 // killPoint is when a run is killed: once its createPeople calls seen at
@@ -255,12 +252,7 @@ func resolveHeld(t *testing.T, e *env) (confirmed, released int) {
 // no worker runs).
 func journalKeys(t *testing.T, e *env) map[string]string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "state.db")+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close() //nolint:errcheck // read only
-	rows, err := db.QueryContext(t.Context(), `SELECT g.grant_key, j.idempotency_key
+	rows, err := e.stateDB().QueryContext(t.Context(), `SELECT g.grant_key, j.idempotency_key
 		FROM grants g JOIN api_journal j ON j.id = g.journal_id`)
 	if err != nil {
 		t.Fatalf("read the journal: %v", err)

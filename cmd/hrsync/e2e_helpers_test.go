@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	_ "modernc.org/sqlite" // reads the worker's state between runs
 )
 
 // e2eToken is the bearer token the emulator accepts in these tests. It is
@@ -644,4 +647,26 @@ func waitFor(bound time.Duration, cond func() bool) bool {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// stateDB opens the worker's SQLite state read only, for checks made while
+// no worker runs; it is closed when the test ends.
+func (e *env) stateDB() *sql.DB {
+	e.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "state.db")+"?mode=ro")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// count runs a SELECT COUNT(*) on the worker's state.
+func (e *env) count(query string, args ...any) int {
+	e.t.Helper()
+	var n int
+	if err := e.stateDB().QueryRowContext(e.t.Context(), query, args...).Scan(&n); err != nil {
+		e.t.Fatalf("%s: %v", query, err)
+	}
+	return n
 }

@@ -122,6 +122,11 @@ func TestE2EPeopleSync(t *testing.T) {
 		if g := e.grants("pending", "applied", "not_applied", "unknown", "voided"); len(g) != 0 {
 			t.Errorf("the ledger holds %d grants before any run", len(g))
 		}
+		for _, table := range []string{"people", "runs", "api_journal", "source_files"} {
+			if n := e.count("SELECT COUNT(*) FROM " + table); n != 0 {
+				t.Errorf("validate and plan left %d rows in %s", n, table)
+			}
+		}
 	})
 
 	step(t, "first run creates every valid person once with the right balance", func(t *testing.T) {
@@ -245,7 +250,10 @@ func TestE2EPeopleSync(t *testing.T) {
 		if !strings.Contains(res.stdout, "SAFEGUARD minRowsRatio") {
 			t.Errorf("the run's summary does not name the safeguard:\n%s", res)
 		}
-		// Nobody was marked departed: the plan still sees 105 active people.
+		if n := e.count("SELECT COUNT(*) FROM people WHERE departed_at IS NOT NULL"); n != 0 {
+			t.Errorf("a run a safeguard stopped marked %d people departed", n)
+		}
+		// The plan of the same file still sees 105 active people.
 		res = e.mustRun(0, "plan", "--json", filepath.Join(e.drop, "failed", "staff-6.csv"))
 		var plans []plan
 		if err := json.Unmarshal([]byte(res.stdout), &plans); err != nil || len(plans) != 1 {
@@ -269,8 +277,14 @@ func TestE2EPeopleSync(t *testing.T) {
 			t.Errorf("report counts %v, safeguards %d; want 45 departed and the overridden safeguards listed", r.Counts, len(r.Safeguards))
 		}
 		// Every one of the 105 is still at the emulator, with the balance
-		// granted once.
+		// granted once, and in hrsync's state, 45 of them departed.
 		checkPeople(t, e, staff)
+		if n := e.count("SELECT COUNT(*) FROM people"); n != 105 {
+			t.Errorf("state holds %d people, want 105", n)
+		}
+		if n := e.count("SELECT COUNT(*) FROM people WHERE departed_at IS NOT NULL"); n != 45 {
+			t.Errorf("state holds %d departed people, want 45", n)
+		}
 		// A later export with the same 60 departs nobody else.
 		res := e.mustRun(0, "plan", "--json", filepath.Join(e.drop, "processed", "staff-6.csv"))
 		var plans []plan
