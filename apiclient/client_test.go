@@ -359,7 +359,7 @@ func TestReadRetries(t *testing.T) {
 			}
 			writeJSON(w, http.StatusOK, `{"id":"`+orderUUID+`","createdAt":"2025-01-02T03:04:05Z","status":"Shipped","lineItems":[]}`)
 		})
-		c, _ := newTestClient(t, srv.URL, func(c *Config) { c.Timeout = 50 * time.Millisecond })
+		c, _ := newTestClient(t, srv.URL, func(c *Config) { c.Timeout = 300 * time.Millisecond })
 		if _, err := c.GetOrderStatus(ctx, collUUID, orderUUID, companyID); err != nil {
 			t.Fatalf("GetOrderStatus: %v", err)
 		}
@@ -443,7 +443,7 @@ func TestWriteRetries(t *testing.T) {
 				_, _ = io.ReadAll(r.Body)
 				<-r.Context().Done()
 			},
-			timeout:  50 * time.Millisecond,
+			timeout:  300 * time.Millisecond,
 			wantHits: 1, wantErr: true, wantOutcome: OutcomeUnknown, wantIs: context.DeadlineExceeded,
 		},
 		{

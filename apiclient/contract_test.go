@@ -444,7 +444,7 @@ func TestContractFaults(t *testing.T) {
 		}
 	})
 	t.Run("latency beyond the timeout on a write: outcome unknown", func(t *testing.T) {
-		f := newFixture(t, nil, func(c *apiclient.Config) { c.Timeout = 100 * time.Millisecond })
+		f := newFixture(t, nil, func(c *apiclient.Config) { c.Timeout = 300 * time.Millisecond })
 		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "createPeople", When: emulator.After, Latency: emulator.Duration(time.Minute), Count: 1})
 		_, err := f.c.CreatePeople(ctx, newPerson("T-306", 10), "key-T-306")
@@ -452,7 +452,7 @@ func TestContractFaults(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) || e.Outcome != apiclient.OutcomeUnknown || e.Attempts != 1 {
 			t.Errorf("error %v", e)
 		}
-		if !strings.Contains(err.Error(), "no answer within 100ms") {
+		if !strings.Contains(err.Error(), "no answer within 300ms") {
 			t.Errorf("error %q does not name the timeout", err)
 		}
 		if n := f.grants(t, "T-306"); n != 1 {
@@ -460,7 +460,7 @@ func TestContractFaults(t *testing.T) {
 		}
 	})
 	t.Run("latency beyond the timeout on a read is retried", func(t *testing.T) {
-		f := newFixture(t, nil, func(c *apiclient.Config) { c.Timeout = 100 * time.Millisecond })
+		f := newFixture(t, nil, func(c *apiclient.Config) { c.Timeout = 300 * time.Millisecond })
 		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "getProduct", Latency: emulator.Duration(time.Minute), Count: 1})
 		if _, err := f.c.GetProduct(ctx, emulator.PlainCollectionID, emulator.NotebookProductID, apiclient.ProductOptions{}); err != nil {
