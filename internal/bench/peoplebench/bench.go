@@ -61,6 +61,8 @@ type options struct {
 	// self is the program re-executed for the baseline; "" means this
 	// executable.
 	self string
+	// onSchema, when set, is told each PostgreSQL schema made (tests).
+	onSchema func(string)
 }
 
 // files are the generated exports.
@@ -228,6 +230,9 @@ func newTarget(o options, dir, name string) (target, error) {
 		return target{}, fmt.Errorf("random schema name: %w", err)
 	}
 	schema := "hrsync_bench_" + hex.EncodeToString(b[:])
+	if o.onSchema != nil {
+		o.onSchema(schema)
+	}
 	drop := func() error {
 		db, err := sql.Open("postgres", o.PostgresURL)
 		if err != nil {
