@@ -834,3 +834,50 @@ func TestWarnsWhenTransportReplaysWrite(t *testing.T) {
 		t.Errorf("%d warnings about a resent write, want 1", n)
 	}
 }
+
+func TestLimitWaitsRespectContext(t *testing.T) {
+	const statusJSON = `{"id":"` + orderUUID + `","createdAt":"2025-01-02T03:04:05Z","status":"Placed","lineItems":[]}`
+	t.Run("waiting for a concurrency slot", func(t *testing.T) {
+		arrived, release := make(chan struct{}), make(chan struct{})
+		srv, hits := serve(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+			if n == 1 {
+				close(arrived)
+				<-release
+			}
+			writeJSON(w, http.StatusOK, statusJSON)
+		})
+		c, _ := newTestClient(t, srv.URL, func(c *Config) { c.MaxConcurrency = 1 })
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.GetOrderStatus(context.Background(), collUUID, orderUUID, companyID)
+			done <- err
+		}()
+		<-arrived // the only slot is taken
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := c.CreatePeople(ctx, peopleRequest(), "key-1")
+		e := mustError(t, err)
+		if !errors.Is(err, context.DeadlineExceeded) || e.Outcome != OutcomeNotApplied || hits.Load() != 1 {
+			t.Errorf("error %v after %d requests", e, hits.Load())
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Errorf("first call: %v", err)
+		}
+	})
+	t.Run("waiting for the rate limit", func(t *testing.T) {
+		srv, hits := serve(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, http.StatusOK, statusJSON) })
+		c, _ := newTestClient(t, srv.URL, func(c *Config) { c.RatePerSecond = 0.001; c.Burst = 1 })
+		c.sleep = sleepCtx // really wait, so that only the context can end the wait
+		if _, err := c.GetOrderStatus(context.Background(), collUUID, orderUUID, companyID); err != nil {
+			t.Fatalf("first call: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := c.CreatePeople(ctx, peopleRequest(), "key-1") // owed about 1000s
+		e := mustError(t, err)
+		if !errors.Is(err, context.DeadlineExceeded) || e.Outcome != OutcomeNotApplied || hits.Load() != 1 {
+			t.Errorf("error %v after %d requests", e, hits.Load())
+		}
+	})
+}
