@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/gofrs/flock"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/pressly/goose/v3"
@@ -287,7 +288,17 @@ func (s *Store) provider() (*goose.Provider, error) {
 }
 
 // Migrate applies every pending migration. Running it again is a no-op.
+// Two processes migrating the same database wait for each other: on
+// PostgreSQL through goose's session lock, on SQLite through a file lock.
 func (s *Store) Migrate(ctx context.Context) error {
+	if s.dialect != dialectPostgres {
+		fl := flock.New(s.LockPath("migrate"))
+		ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+		if err != nil || !ok {
+			return fmt.Errorf("migrate: wait for the migration lock: %w", err)
+		}
+		defer func() { _ = fl.Close() }()
+	}
 	p, err := s.provider()
 	if err != nil {
 		return err
