@@ -473,3 +473,69 @@ func TestLockedRunExitsAtOnce(t *testing.T) {
 		t.Fatalf("err %v, want ErrLocked", err)
 	}
 }
+
+func TestReleasedGrantIsSentWhenTheSameFileIsDroppedAgain(t *testing.T) {
+	e := newEnv(t)
+	rows := genPeople(3)
+	// A 500 before the request takes effect: the outcome is unknown to hrsync, yet nothing was applied.
+	if _, err := e.emu.AddFault(emulator.Fault{Operation: "createPeople", When: emulator.Before, Status: 500, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	first := e.export("a.csv", rows[:2])
+	if _, err := e.job(nil).RunOnce(t.Context(), feed(first), people.RunFlags{}); err != nil {
+		t.Fatal(err)
+	}
+	held := e.grants(model.GrantUnknown)
+	if len(held) != 2 {
+		t.Fatalf("%d grants held, want 2", len(held))
+	}
+	// A later export adds a person and a change, so that the re-dropped old file has something to undo.
+	later := append(append([]person(nil), rows...), person{id: "000050", email: "late@example.com", first: "L", last: "L", start: "2026-11-01"})
+	later[2].dept = "Sales"
+	if _, err := e.job(nil).RunOnce(t.Context(), feed(e.export("b.csv", later)), people.RunFlags{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range held {
+		if err := e.st.ReleaseGrant(t.Context(), g.Key, "not on the platform"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := e.createCalls()
+
+	again := e.export("a-again.csv", rows[:2]) // the same bytes as a.csv
+	rep, err := e.job(nil).RunOnce(t.Context(), feed(again), people.RunFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := rep.Exports[0]
+	if !ex.Duplicate || ex.Counts["created"] != 2 || ex.Counts["departed"] != 0 || ex.Counts["changed"] != 0 {
+		t.Fatalf("re-dropped file: duplicate %v, counts %v; want a duplicate that creates 2 and departs or changes nobody", ex.Duplicate, ex.Counts)
+	}
+	if got := e.createCalls(); got != calls+1 {
+		t.Errorf("createPeople calls = %d, want %d", got, calls+1)
+	}
+	bal := e.balances()
+	for _, id := range []string{"000001", "000002", "000003", "000050"} {
+		if bal[id] != 10 {
+			t.Errorf("balance of %s = %g, want 10", id, bal[id])
+		}
+	}
+	active, departed, err := e.st.CountPeople(t.Context(), "acme")
+	if err != nil || active != 4 || departed != 0 {
+		t.Errorf("people active %d departed %d (%v), want 4 and 0", active, departed, err)
+	}
+	if p, ok, err := e.st.Person(t.Context(), "acme", "000003"); err != nil || !ok || p.Department != "Sales" {
+		t.Errorf("000003's department %q (%v): the old file must not undo the later change", p.Department, err)
+	}
+
+	t.Run("dropped once more, it is a plain duplicate", func(t *testing.T) {
+		calls := e.createCalls()
+		rep, err := e.job(nil).RunOnce(t.Context(), feed(e.export("a-third.csv", rows[:2])), people.RunFlags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Exports[0].Duplicate || rep.Exports[0].Counts["duplicate"] != 1 || e.createCalls() != calls {
+			t.Errorf("third drop: %+v, %d new calls", rep.Exports[0], e.createCalls()-calls)
+		}
+	})
+}

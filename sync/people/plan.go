@@ -54,6 +54,26 @@ type Plan struct {
 	changedRows  []model.Person
 	returnedRows []model.Person
 	heldRows     []model.Person
+	// resends names the people of Create that state already knows: their
+	// creation was certainly not applied, or an operator released it.
+	resends map[string]bool
+}
+
+// resendsOnly narrows the plan of a file already processed to the people of
+// it whose creation still waits (an operator released their grant): an old
+// file must not undo later changes and departures.
+func (p *Plan) resendsOnly() {
+	kept := p.Create[:0]
+	for _, person := range p.Create {
+		if p.resends[person.ExternalID] {
+			kept = append(kept, person)
+		}
+	}
+	p.Create = kept
+	p.Changed, p.changedRows = nil, nil
+	p.Returned, p.returnedRows = nil, nil
+	p.Departed = nil
+	p.Trips = nil
 }
 
 // Change is one known person whose fields changed.
@@ -199,6 +219,10 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 			}
 			if !settled {
 				plan.Create = append(plan.Create, p)
+				if plan.resends == nil {
+					plan.resends = map[string]bool{}
+				}
+				plan.resends[p.ExternalID] = true
 				return nil
 			}
 		}

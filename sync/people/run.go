@@ -143,27 +143,42 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) 
 		return er, fmt.Errorf("record run start: %w", err)
 	}
 	file := func(outcome store.SourceOutcome, st sources.Stats) *store.SourceFile {
-		if export.SHA256() == "" {
+		if export.SHA256() == "" || er.Duplicate {
 			return nil
 		}
 		return &store.SourceFile{Tenant: j.opts.Tenant, SHA256: export.SHA256(), Name: export.Name(),
 			Size: export.Size(), Rows: st.Rows, Rejected: st.Rejected, Outcome: outcome}
 	}
 
+	var duplicate bool
+	var firstRun string
 	if sha := export.SHA256(); sha != "" {
 		prev, seen, err := j.store.SourceFileByHash(ctx, j.opts.Tenant, sha)
 		if err != nil {
 			return j.fail(ctx, log, er, nil, fmt.Errorf("look up file hash: %w", err))
 		}
-		if seen && prev.Outcome == store.SourceProcessed {
-			er.Outcome, er.Duplicate = store.OutcomeOK, true
-			er.Counts["duplicate"] = 1
-			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", prev.RunID))
-			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
-		}
+		duplicate, firstRun = seen && prev.Outcome == store.SourceProcessed, prev.RunID
 	}
 
 	plan, err := j.BuildPlan(ctx, export)
+	if duplicate {
+		// The same content was processed before. It is not processed
+		// again, except for people of it whose creation still waits (an
+		// operator released their grant): only those are sent.
+		if err == nil {
+			plan.resendsOnly()
+		}
+		if err != nil || len(plan.Create) == 0 {
+			er.Outcome, er.Duplicate = store.OutcomeOK, true
+			er.Counts = map[string]int{"duplicate": 1}
+			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
+			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
+		}
+		er.Duplicate = true
+		plan.Calls = j.planCalls(plan.Create)
+		log.Info("file already processed (same content); sending only the people still waiting to be created",
+			zap.Int("people", len(plan.Create)), zap.String("firstRun", firstRun))
+	}
 	if err != nil {
 		var cols *sources.ColumnsError
 		if errors.As(err, &cols) || errors.Is(err, sources.ErrChanged) {
