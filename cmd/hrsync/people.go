@@ -291,6 +291,7 @@ func newGrantsCmd() *cobra.Command {
 		Long: `A grant whose outcome is unknown (a timeout after sending, a 5xx, a crash between the call and
 its commit) is held, never resent on its own. Check the person's balance on the platform, then:
   release KEY  it was NOT applied: it is sent again with the next export listing the person
+               (dropping the same file again is enough: only released people are sent)
   confirm KEY  it WAS applied: record it as applied
   void KEY     never send it`,
 	}
