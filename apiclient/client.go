@@ -164,7 +164,7 @@ func (c *Client) do(ctx context.Context, k call) (int, []byte, error) {
 			return 0, nil, e
 		}
 		c.obs.OnRetry(k.op, attempt+1, wait)
-		c.log.Debug("api retry", zap.String("op", string(k.op)), zap.Int("attempt", attempt+1), zap.Duration("wait", wait))
+		c.logger(ctx).Debug("api retry", zap.String("op", string(k.op)), zap.Int("attempt", attempt+1), zap.Duration("wait", wait))
 		if err := c.sleep(ctx, wait); err != nil {
 			e.Err = joinCause(e.Err, fmt.Errorf("wait to retry: %w", err))
 			return 0, nil, e
@@ -209,12 +209,12 @@ func (c *Client) attempt(ctx context.Context, k call, n int) (int, []byte, *Erro
 	if k.write && conns.Load() > 1 {
 		// Only a transport wrapper that sets Request.GetBody lets net/http
 		// resend a write by itself; the platform may have applied it twice.
-		c.log.Warn("net/http sent a write more than once in one attempt; check the HTTP client's transport",
+		c.logger(ctx).Warn("net/http sent a write more than once in one attempt; check the HTTP client's transport",
 			zap.String("op", string(k.op)), zap.Int("attempt", n), zap.Int32("connections", conns.Load()))
 	}
 	if err != nil {
 		e := c.transportError(ctx, actx, k, err, conns.Load() > 0)
-		c.report(k.op, n, 0, c.now().Sub(began), e)
+		c.report(ctx, k.op, n, 0, c.now().Sub(began), e)
 		return 0, nil, e
 	}
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxResponseBytes+1))
@@ -233,12 +233,12 @@ func (c *Client) attempt(ctx context.Context, k call, n int) (int, []byte, *Erro
 		e = &Error{Op: k.op, Status: status, Outcome: OutcomeApplied,
 			Err: fmt.Errorf("%w: body larger than %d bytes", ErrBadResponse, c.cfg.MaxResponseBytes)}
 	case k.ok(status):
-		c.report(k.op, n, status, took, nil)
+		c.report(ctx, k.op, n, status, took, nil)
 		return status, body, nil
 	default:
 		e = c.statusError(k.op, resp, body, rerr)
 	}
-	c.report(k.op, n, status, took, e)
+	c.report(ctx, k.op, n, status, took, e)
 	return 0, nil, e
 }
 
@@ -310,14 +310,14 @@ func (c *Client) statusError(op Operation, resp *http.Response, body []byte, rea
 
 // report tells the observer and the logger about one attempt. The *Error
 // is copied, so that an observer keeping it never races with do.
-func (c *Client) report(op Operation, attempt, status int, took time.Duration, e *Error) {
+func (c *Client) report(ctx context.Context, op Operation, attempt, status int, took time.Duration, e *Error) {
 	var err error
 	if e != nil {
 		cp := *e
 		err = &cp
 	}
 	c.obs.OnCall(op, status, took, err)
-	ce := c.log.Check(zap.DebugLevel, "api call")
+	ce := c.logger(ctx).Check(zap.DebugLevel, "api call")
 	if ce == nil {
 		return
 	}

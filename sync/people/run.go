@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"hrsync/apiclient"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
@@ -137,6 +138,8 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) (ExportReport, error) {
 	runID := uuid.NewString()
 	log := j.log.With(zap.String("run", runID), zap.String("source", export.Name()))
+	// The API client's lines of this run carry its id too.
+	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
 	er := ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}
 	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: store.JobPeople, Tenant: j.opts.Tenant}); err != nil {
 		er.Outcome, er.Error = store.OutcomeFailed, err.Error()
