@@ -48,7 +48,8 @@ type Options struct {
 	SendEmail bool
 	// GrantReason names the initial grant in its key (default "initial").
 	GrantReason string
-	// Safeguards stop a run whose export looks wrong.
+	// Safeguards stop a run whose export looks wrong. They are taken as
+	// given (the configuration supplies DefaultSafeguards' values).
 	Safeguards Safeguards
 	// TrustIdempotencyKey is the operator's declaration that the platform
 	// honours Idempotency-Key: held batches are then sent again with their
@@ -57,6 +58,9 @@ type Options struct {
 	// FinishTimeout bounds the commit of a call's outcome after the run's
 	// context is cancelled (graceful shutdown).
 	FinishTimeout time.Duration
+	// Progress, when not nil, is told after each createPeople batch how many
+	// of the run's new people were handled so far; it must not block.
+	Progress func(done, total int)
 }
 
 // Job runs the people sync of one tenant.
@@ -91,9 +95,6 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	}
 	if opts.GrantReason == "" {
 		opts.GrantReason = "initial"
-	}
-	if opts.Safeguards == (Safeguards{}) {
-		opts.Safeguards = DefaultSafeguards()
 	}
 	if opts.FinishTimeout == 0 {
 		opts.FinishTimeout = 30 * time.Second
@@ -166,6 +167,7 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 		errs = map[string]bool{}
 		fail error
 	)
+	handled := 0 // new people handled so far, for Progress
 	for start := 0; start < len(plan.Create); start += j.opts.BatchSize {
 		batch := plan.Create[start:min(start+j.opts.BatchSize, len(plan.Create))]
 		select {
@@ -194,6 +196,10 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 			res.Granted += out.granted
 			res.NotApplied += out.notApplied
 			res.Unknown += out.unknown
+			handled += len(batch)
+			if j.opts.Progress != nil {
+				j.opts.Progress(handled, len(plan.Create))
+			}
 			if out.callErr != "" {
 				errs[out.callErr] = true
 			}

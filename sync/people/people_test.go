@@ -66,7 +66,7 @@ func (e *env) job(mutate func(*people.Options)) *people.Job {
 	e.t.Helper()
 	opts := people.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
-		BatchSize: 3, Concurrency: 2, DefaultBalance: 10,
+		BatchSize: 3, Concurrency: 2, DefaultBalance: 10, Safeguards: people.DefaultSafeguards(),
 	}
 	if mutate != nil {
 		mutate(&opts)
