@@ -373,6 +373,15 @@ func TestInterruptedIntentIsHeld(t *testing.T) {
 	if calls := e.createCalls(); calls != 0 {
 		t.Errorf("createPeople calls = %d, want 0: the interrupted grant must not be resent", calls)
 	}
+	runs, err := e.st.LastRuns(t.Context(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		if r.ID == "dead-run" && (r.Outcome != store.OutcomeFailed || r.FinishedAt.IsZero()) {
+			t.Errorf("the interrupted run is %s (finished %v), want failed", r.Outcome, r.FinishedAt)
+		}
+	}
 }
 
 func TestSafeguards(t *testing.T) {

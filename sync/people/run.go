@@ -100,6 +100,11 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	}()
 
 	rep := &Report{Tenant: j.opts.Tenant}
+	if n, err := j.store.FailInterrupted(ctx, store.JobPeople, j.opts.Tenant); err != nil {
+		return rep, fmt.Errorf("close interrupted runs: %w", err)
+	} else if n > 0 {
+		j.log.Warn("runs that a crash or a kill interrupted are recorded as failed", zap.Int("runs", n))
+	}
 	if rep.HeldAtStart, err = j.store.HoldInterrupted(ctx, j.opts.Tenant); err != nil {
 		return rep, fmt.Errorf("hold interrupted grants: %w", err)
 	}

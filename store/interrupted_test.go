@@ -1,0 +1,40 @@
+package store_test
+
+import (
+	"testing"
+
+	"hrsync/store"
+)
+
+func TestFailInterrupted(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *store.Store) {
+		must(t, s.StartRun(ctx(t), store.Run{ID: "crashed", Job: store.JobPeople, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "other-job", Job: store.JobOrders, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "other-tenant", Job: store.JobPeople, Tenant: "globex"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "finished", Job: store.JobPeople, Tenant: "acme"}))
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "finished", Outcome: store.OutcomeOK}))
+
+		n, err := s.FailInterrupted(ctx(t), store.JobPeople, "acme")
+		must(t, err)
+		if n != 1 {
+			t.Fatalf("marked %d runs, want 1", n)
+		}
+		runs, err := s.LastRuns(ctx(t), 10)
+		must(t, err)
+		want := map[string]store.RunOutcome{
+			"crashed": store.OutcomeFailed, "other-job": store.OutcomeRunning,
+			"other-tenant": store.OutcomeRunning, "finished": store.OutcomeOK,
+		}
+		for _, r := range runs {
+			if r.Outcome != want[r.ID] {
+				t.Errorf("run %s is %s, want %s", r.ID, r.Outcome, want[r.ID])
+			}
+			if r.ID == "crashed" && (r.FinishedAt.IsZero() || r.Error == "") {
+				t.Errorf("the interrupted run has no finish time or reason: %+v", r)
+			}
+		}
+		if n, err := s.FailInterrupted(ctx(t), store.JobPeople, "acme"); err != nil || n != 0 {
+			t.Errorf("second call marked %d (%v), want 0", n, err)
+		}
+	})
+}
