@@ -14,6 +14,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/config"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
@@ -28,6 +29,9 @@ import (
 type app struct {
 	cfg *config.Config
 	log *zap.Logger
+	// observer and progress are set by run and daemon (jobs.go).
+	observer apiclient.Observer
+	progress *runner.Progress
 }
 
 // addConfigFlags adds the flags every command that reads the configuration takes.
@@ -117,6 +121,7 @@ func (a *app) newClient() (*apiclient.Client, error) {
 		MaxConcurrency:     a.cfg.API.MaxConcurrency,
 		MaxAttempts:        a.cfg.API.MaxAttempts,
 		Logger:             a.log.Named("api"),
+		Observer:           a.observer,
 	})
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("api client: %w", err))
@@ -143,6 +148,7 @@ func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator
 			MinPopulation:    t.Safeguards.MinPopulation,
 		},
 		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
+		Progress:            a.peopleProgress(t.Name),
 	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -166,91 +165,17 @@ func newRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run one cycle of a job and exit (the Kubernetes CronJob entry point)",
+		Long: `run runs one cycle of a job for each tenant (or the one --tenant names), through the same
+code path as the daemon's scheduled runs, and exits with a code that tells the outcome:
+0 done, 1 failed, 2 usage or configuration, 3 safeguard, 4 attention, 5 another run holds the lock.`,
 	}
-	people := &cobra.Command{
-		Use:   "people",
-		Short: "Sync people from each tenant's exports to the platform, granting balances exactly once",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd)
-			if err != nil {
-				return err
-			}
-			override, _ := cmd.Flags().GetBool("override-safeguards")
-			return runPeople(cmd.Context(), a, cmd, override)
-		},
-	}
-	addConfigFlags(people)
-	people.Flags().Bool("override-safeguards", false, "go on although a safeguard trips (this run only)")
-	cmd.AddCommand(people)
+	cmd.AddCommand(
+		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []store.Job{store.JobPeople}),
+		newRunJobCmd("personalize", "Personalize collections for new hires", []store.Job{store.JobPersonalize}),
+		newRunJobCmd("orders", "Poll orders into the reporting tables", []store.Job{store.JobOrders}),
+		newRunJobCmd("all", "Run people, personalize and orders, one after the other, for each tenant", allJobs[:]),
+	)
 	return cmd
-}
-
-// runPeople runs one people cycle for each tenant and prints a summary. Its
-// error carries the exit code of the worst outcome.
-func runPeople(ctx context.Context, a *app, cmd *cobra.Command, override bool) error {
-	tenants, err := a.tenants(cmd)
-	if err != nil {
-		return err
-	}
-	st, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close() //nolint:errcheck // nothing left to write
-	client, err := a.newClient()
-	if err != nil {
-		return err
-	}
-	worst := store.OutcomeOK
-	var firstErr error
-	for _, t := range tenants {
-		job, err := a.peopleJob(t, st, client)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		feed, err := a.feed(t, nil)
-		if err != nil {
-			return err
-		}
-		rep, err := job.RunOnce(ctx, feed, people.RunFlags{OverrideSafeguards: override})
-		if errors.Is(err, store.ErrLocked) {
-			return withCode(exitLockHeld, fmt.Errorf("another people run of tenant %s holds the lock; try again later", t.Name))
-		}
-		if rep != nil {
-			printReport(cmd.OutOrStdout(), rep)
-			if o := rep.Outcome(); outcomeRank(o) > outcomeRank(worst) {
-				worst = o
-			}
-		}
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	switch {
-	case worst == store.OutcomeFailed || firstErr != nil:
-		if firstErr == nil {
-			firstErr = errors.New("a run failed")
-		}
-		return withCode(exitFailed, firstErr)
-	case worst == store.OutcomeSafeguard:
-		return withCode(exitSafeguard, errors.New("a safeguard stopped the run before any call; see the report, fix the export or rerun with --override-safeguards"))
-	case worst == store.OutcomeAttention:
-		return withCode(exitAttention, errors.New("done, but rows were rejected or grants are held: see the report and 'hrsync grants list'"))
-	}
-	return nil
-}
-
-func outcomeRank(o store.RunOutcome) int {
-	switch o {
-	case store.OutcomeAttention:
-		return 1
-	case store.OutcomeSafeguard:
-		return 2
-	case store.OutcomeFailed:
-		return 3
-	}
-	return 0
 }
 
 func printReport(w io.Writer, rep *people.Report) {

@@ -155,6 +155,18 @@ func (f *Folder) candidates() (map[string]File, []string, error) {
 	return found, names, nil
 }
 
+// Waiting lists the files that match the pattern, oldest first, at once:
+// without waiting for them to be stable and without hashing them (for
+// status displays; use Ready to process them).
+func (f *Folder) Waiting() ([]File, error) {
+	found, names, err := f.candidates()
+	out := make([]File, 0, len(names))
+	for _, n := range names {
+		out = append(out, found[n])
+	}
+	return out, err
+}
+
 // Ready returns the complete exports in the folder, oldest first, each with
 // its content hash. Without DoneMarker it takes two looks StableFor apart
 // and keeps the files whose size and modification time did not change;

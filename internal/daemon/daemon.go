@@ -1,0 +1,290 @@
+// Package daemon runs hrsync's jobs on their cron schedules (robfig/cron/v3)
+// and serves /healthz, /readyz and /metrics.
+//
+// Each job of each tenant has its own schedule, read in the configured time
+// zone. A job never overlaps itself: a tick that comes while the previous
+// run of the same job and tenant is still going is skipped, logged and
+// counted; across processes and replicas the store lock the job takes keeps
+// runs apart. A panic in a job is recovered by the runner and recorded as a
+// failed run; the daemon goes on.
+//
+// When the context given to Run is cancelled (SIGTERM, SIGINT), the daemon
+// stops scheduling, cancels the runs in flight so that each one stops after
+// the batch it is sending and commits its outcome, waits for them up to a
+// grace period, stops the HTTP server and returns.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	"go.uber.org/zap"
+
+	"hrsync/internal/metrics"
+	"hrsync/internal/runner"
+)
+
+// Runner runs one cycle of a job; *runner.Runner is one.
+type Runner interface {
+	RunOnce(ctx context.Context, k runner.Key) (runner.Result, error)
+}
+
+// Schedule is the cron spec of one job of one tenant.
+type Schedule struct {
+	Key  runner.Key
+	Spec string
+}
+
+// DefaultGrace is how long a stopping daemon waits for runs in flight.
+const DefaultGrace = 30 * time.Second
+
+// Options configure a Daemon.
+type Options struct {
+	// Runner runs the jobs; required.
+	Runner Runner
+	// Schedules are the jobs to run and when; at least one.
+	Schedules []Schedule
+	// Parser reads the specs; the zero value means five fields with an
+	// optional seconds field first, and descriptors (@hourly, @every 10s).
+	Parser cron.Parser
+	// Location is the time zone the specs are read in; nil means UTC.
+	Location *time.Location
+	// Listen is the host:port of /healthz, /readyz and /metrics; "" serves
+	// nothing.
+	Listen string
+	// Ready checks what the daemon needs (the store); /readyz fails while
+	// it returns an error. nil checks nothing.
+	Ready func(ctx context.Context) error
+	// Metrics are served on /metrics and count skipped ticks; nil serves
+	// an empty 404.
+	Metrics *metrics.Metrics
+	// Grace bounds the wait for runs in flight at shutdown (default
+	// DefaultGrace).
+	Grace time.Duration
+	// Logger logs the schedule and every tick; nil logs nothing.
+	Logger *zap.Logger
+	// OnListen, when not nil, is told the address the HTTP server listens
+	// on (useful with port 0).
+	OnListen func(addr net.Addr)
+}
+
+// Daemon runs jobs on schedules.
+type Daemon struct {
+	opts    Options
+	log     *zap.Logger
+	entries []entry
+	running atomic.Bool // the scheduler is started and not stopping
+}
+
+type entry struct {
+	sched   Schedule
+	cron    cron.Schedule
+	active  atomic.Bool // a run of this entry is going
+	skipped atomic.Int64
+}
+
+// ErrGraceExceeded is returned by Run when runs in flight did not end
+// within the grace period.
+var ErrGraceExceeded = errors.New("runs still in flight after the grace period")
+
+// New checks the options and parses every schedule.
+func New(opts Options) (*Daemon, error) {
+	if opts.Runner == nil {
+		return nil, errors.New("daemon: runner is required")
+	}
+	if len(opts.Schedules) == 0 {
+		return nil, errors.New("daemon: no job is scheduled")
+	}
+	if opts.Parser == (cron.Parser{}) {
+		opts.Parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+	}
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	d := &Daemon{opts: opts, log: log, entries: make([]entry, len(opts.Schedules))}
+	seen := map[runner.Key]bool{}
+	for i, s := range opts.Schedules {
+		if seen[s.Key] {
+			return nil, fmt.Errorf("daemon: %s is scheduled twice", s.Key)
+		}
+		seen[s.Key] = true
+		cs, err := opts.Parser.Parse(s.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("daemon: schedule of %s %q: %w", s.Key, s.Spec, err)
+		}
+		d.entries[i].sched, d.entries[i].cron = s, cs
+	}
+	return d, nil
+}
+
+// Run schedules the jobs and serves HTTP until ctx is cancelled, then shuts
+// down gracefully. It returns nil after a clean shutdown, ErrGraceExceeded
+// when runs were still going after the grace period, or the error that
+// stopped the HTTP server.
+func (d *Daemon) Run(ctx context.Context) error {
+	var (
+		srv     *http.Server
+		srvErr  = make(chan error, 1)
+		serving bool
+	)
+	if d.opts.Listen != "" {
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", d.opts.Listen)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", d.opts.Listen, err)
+		}
+		srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		serving = true
+		go func() { srvErr <- srv.Serve(ln) }()
+		d.log.Info("daemon listening", zap.String("addr", ln.Addr().String()))
+		if d.opts.OnListen != nil {
+			d.opts.OnListen(ln.Addr())
+		}
+	}
+
+	// Runs get a context of their own, cancelled only at shutdown, after
+	// the scheduler has stopped.
+	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
+	c := cron.New(cron.WithLocation(d.opts.Location), cron.WithParser(d.opts.Parser), cron.WithLogger(cronLogger{d.log}))
+	for i := range d.entries {
+		e := &d.entries[i]
+		c.Schedule(e.cron, cron.FuncJob(func() { d.tick(runCtx, e) }))
+		d.log.Info("job scheduled", zap.String("job", string(e.sched.Key.Job)), zap.String("tenant", e.sched.Key.Tenant),
+			zap.String("schedule", e.sched.Spec), zap.Time("next", e.cron.Next(time.Now().In(d.opts.Location))))
+	}
+	c.Start()
+	d.running.Store(true)
+
+	var err error
+	select {
+	case <-ctx.Done():
+		d.log.Info("stopping: no new run starts; runs in flight finish their batch and commit", zap.Duration("grace", d.opts.Grace))
+	case err = <-srvErr:
+		serving = false
+		err = fmt.Errorf("http server: %w", err)
+		d.log.Error("http server stopped; stopping", zap.Error(err))
+	}
+	d.running.Store(false)
+	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
+	cancelRuns()
+	if werr := d.wait(stopped); werr != nil && err == nil {
+		err = werr
+	}
+	if srv != nil && serving {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+			err = fmt.Errorf("stop http server: %w", serr)
+		}
+	}
+	if err == nil {
+		d.log.Info("stopped cleanly")
+	}
+	return err
+}
+
+// wait waits for the runs in flight (stopped is done when they end), up
+// to the grace period.
+func (d *Daemon) wait(stopped context.Context) error {
+	timer := time.NewTimer(d.opts.Grace)
+	defer timer.Stop()
+	select {
+	case <-stopped.Done():
+		return nil
+	case <-timer.C:
+		d.log.Error("runs still in flight after the grace period; exiting anyway (the next run holds their unknown outcomes)",
+			zap.Duration("grace", d.opts.Grace))
+		return ErrGraceExceeded
+	}
+}
+
+// tick runs one scheduled cycle of e, unless the previous one still runs.
+// cron calls it on a goroutine of its own.
+func (d *Daemon) tick(ctx context.Context, e *entry) {
+	k := e.sched.Key
+	if ctx.Err() != nil {
+		return
+	}
+	if !e.active.CompareAndSwap(false, true) {
+		e.skipped.Add(1)
+		if d.opts.Metrics != nil {
+			d.opts.Metrics.RunSkipped(string(k.Job), k.Tenant)
+		}
+		d.log.Warn("tick skipped: the previous run is still going", zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant))
+		return
+	}
+	defer e.active.Store(false)
+	// The runner recovers a job's panic; this guard keeps a panic of the
+	// runner itself from ending the daemon.
+	defer func() {
+		if p := recover(); p != nil {
+			d.log.Error("run panicked outside the job", zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant), zap.Any("panic", p))
+		}
+	}()
+	_, _ = d.opts.Runner.RunOnce(ctx, k) // the runner logs and records the outcome
+}
+
+// Skipped returns how many ticks of k were skipped because its previous run
+// was still going.
+func (d *Daemon) Skipped(k runner.Key) int64 {
+	for i := range d.entries {
+		if d.entries[i].sched.Key == k {
+			return d.entries[i].skipped.Load()
+		}
+	}
+	return 0
+}
+
+// Handler serves /healthz (the process answers), /readyz (the scheduler
+// runs and Ready passes) and /metrics.
+func (d *Daemon) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !d.running.Load() {
+			http.Error(w, "scheduler not running", http.StatusServiceUnavailable)
+			return
+		}
+		if d.opts.Ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+			defer cancel()
+			if err := d.opts.Ready(ctx); err != nil {
+				d.log.Warn("not ready", zap.Error(err))
+				http.Error(w, "store not reachable", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = fmt.Fprintln(w, "ready")
+	})
+	if d.opts.Metrics != nil {
+		mux.Handle("GET /metrics", d.opts.Metrics.Handler())
+	}
+	return mux
+}
+
+// cronLogger passes robfig/cron's own log lines to zap; its Info lines
+// (every schedule and wake-up) go to debug.
+type cronLogger struct{ log *zap.Logger }
+
+func (l cronLogger) Info(msg string, kv ...any) {
+	l.log.Debug("cron: "+msg, zap.Any("details", kv))
+}
+
+func (l cronLogger) Error(err error, msg string, kv ...any) {
+	l.log.Error("cron: "+msg, zap.Error(err), zap.Any("details", kv))
+}

@@ -1,0 +1,255 @@
+// Package runner is the one code path that runs a cycle of a job for a
+// tenant, shared by `hrsync run ...` and the daemon's scheduled callbacks.
+//
+// Jobs are registered by name and tenant in a Registry, each as a Func that
+// runs one cycle and says how it ended; a job plugs in with one Register
+// call. Runner.RunOnce looks the job up, runs it with a panic recovered,
+// logged and recorded in the store as a failed run, turns a held lock into
+// the locked outcome, and feeds the metrics.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"hrsync/internal/metrics"
+	"hrsync/store"
+)
+
+// Key names one job of one tenant.
+type Key struct {
+	Job    store.Job
+	Tenant string
+}
+
+// String renders the key as job/tenant.
+func (k Key) String() string { return string(k.Job) + "/" + k.Tenant }
+
+// Result is how one cycle of a job ended.
+type Result struct {
+	// Outcome is the cycle's overall outcome; empty is read as ok when the
+	// Func returns no error and as failed when it does.
+	Outcome store.RunOutcome
+	// Counts are what the cycle did, summed over its runs; the keys of
+	// package metrics (created, grantsApplied, rejected) feed counters.
+	Counts map[string]int
+	// GrantsHeld, when not nil, is how many of the tenant's grants are held
+	// for an operator after the cycle.
+	GrantsHeld *int
+	// OrdersByStatus, when not nil, counts the tenant's orders by status
+	// after the cycle (the orders job sets it).
+	OrdersByStatus map[string]int
+}
+
+// Func runs one cycle of a job for a tenant. It should let work in flight
+// finish and commit when ctx is cancelled, then return. An error wrapping
+// store.ErrLocked means another run holds the job's lock.
+type Func func(ctx context.Context) (Result, error)
+
+// ErrUnknownJob is returned by RunOnce for a job and tenant not registered.
+var ErrUnknownJob = errors.New("job not registered")
+
+// ErrPanic is wrapped by the error RunOnce returns when a job panicked.
+var ErrPanic = errors.New("job panicked")
+
+// Registry maps a job and tenant to the Func that runs it. It is built once
+// by its owner and then only read; it is not safe for concurrent Register.
+type Registry struct {
+	funcs map[Key]Func
+	keys  []Key
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{funcs: map[Key]Func{}}
+}
+
+// Register adds the Func of a job for a tenant. Registering one key twice
+// is an error.
+func (r *Registry) Register(job store.Job, tenant string, fn Func) error {
+	k := Key{Job: job, Tenant: tenant}
+	if job == "" || tenant == "" || fn == nil {
+		return fmt.Errorf("register %s: job, tenant and func are required", k)
+	}
+	if _, dup := r.funcs[k]; dup {
+		return fmt.Errorf("register %s: already registered", k)
+	}
+	r.funcs[k] = fn
+	r.keys = append(r.keys, k)
+	return nil
+}
+
+// Lookup returns the Func registered for k.
+func (r *Registry) Lookup(k Key) (Func, bool) {
+	fn, ok := r.funcs[k]
+	return fn, ok
+}
+
+// Keys lists the registered keys in the order they were registered.
+func (r *Registry) Keys() []Key {
+	return append([]Key(nil), r.keys...)
+}
+
+// Recorder records runs; *store.Store is one. The runner records a run
+// itself only for a job that panicked.
+type Recorder interface {
+	StartRun(ctx context.Context, r store.Run) error
+	FinishRun(ctx context.Context, res store.RunResult) error
+}
+
+// Options configure a Runner.
+type Options struct {
+	// Registry holds the jobs; required.
+	Registry *Registry
+	// Recorder records a panicked job's failed run; nil records nothing.
+	Recorder Recorder
+	// Metrics, when not nil, is fed with every run.
+	Metrics *metrics.Metrics
+	// Logger logs every run's start and end; nil logs nothing.
+	Logger *zap.Logger
+	// RecordTimeout bounds the recording of a panicked run (default 30s).
+	RecordTimeout time.Duration
+}
+
+// Runner runs registered jobs.
+type Runner struct {
+	opts Options
+	log  *zap.Logger
+	now  func() time.Time
+}
+
+// New returns a runner.
+func New(opts Options) (*Runner, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("runner: registry is required")
+	}
+	if opts.RecordTimeout <= 0 {
+		opts.RecordTimeout = 30 * time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Runner{opts: opts, log: log, now: time.Now}, nil
+}
+
+// Registry returns the runner's registry.
+func (r *Runner) Registry() *Registry { return r.opts.Registry }
+
+// RunOnce runs one cycle of the job k. A panic in the job is recovered,
+// logged with its stack, recorded as a failed run and returned as an error
+// wrapping ErrPanic; a held lock gives the locked outcome and an error
+// wrapping store.ErrLocked. The returned Result always has an outcome.
+func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
+	fn, ok := r.opts.Registry.Lookup(k)
+	if !ok {
+		return Result{Outcome: store.OutcomeFailed}, fmt.Errorf("run %s: %w", k, ErrUnknownJob)
+	}
+	log := r.log.With(zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant))
+	m := r.opts.Metrics
+	start := r.now()
+	if m != nil {
+		m.RunStarted(string(k.Job), k.Tenant)
+	}
+	log.Debug("cycle started")
+	res, err := r.call(ctx, k, fn, log)
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		res.Outcome = store.OutcomeLocked
+	case err != nil && (res.Outcome == "" || res.Outcome == store.OutcomeOK || res.Outcome == store.OutcomeAttention):
+		res.Outcome = store.OutcomeFailed
+	case res.Outcome == "":
+		res.Outcome = store.OutcomeOK
+	}
+	took := r.now().Sub(start)
+	if m != nil {
+		m.RunFinished(string(k.Job), k.Tenant, string(res.Outcome), took, r.now())
+		m.ObserveCounts(string(k.Job), k.Tenant, res.Counts)
+		if res.GrantsHeld != nil {
+			m.SetGrantsHeld(k.Tenant, *res.GrantsHeld)
+		}
+		if res.OrdersByStatus != nil {
+			m.SetOrdersByStatus(k.Tenant, res.OrdersByStatus)
+		}
+	}
+	fields := []zap.Field{zap.String("outcome", string(res.Outcome)), zap.Duration("took", took), zap.Any("counts", res.Counts)}
+	switch res.Outcome {
+	case store.OutcomeLocked:
+		log.Info("cycle skipped: another run holds the lock", fields...)
+	case store.OutcomeFailed:
+		log.Error("cycle failed", append(fields, zap.Error(err))...)
+	case store.OutcomeSafeguard, store.OutcomeAttention:
+		log.Warn("cycle done, needs attention", append(fields, zap.Error(err))...)
+	default:
+		log.Info("cycle done", fields...)
+	}
+	return res, err
+}
+
+// call runs fn with a panic recovered and recorded.
+func (r *Runner) call(ctx context.Context, k Key, fn Func, log *zap.Logger) (res Result, err error) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		err = fmt.Errorf("%s: %w: %v", k, ErrPanic, p)
+		res = Result{Outcome: store.OutcomeFailed}
+		log.Error("job panicked; recorded as a failed run", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
+		if r.opts.Metrics != nil {
+			r.opts.Metrics.RunPanicked(string(k.Job), k.Tenant)
+		}
+		if rerr := r.recordPanic(ctx, k, err); rerr != nil {
+			log.Error("record the panicked run", zap.Error(rerr))
+		}
+	}()
+	return fn(ctx)
+}
+
+// recordPanic records a failed run for a job that panicked, even when ctx
+// is cancelled.
+func (r *Runner) recordPanic(ctx context.Context, k Key, cause error) error {
+	if r.opts.Recorder == nil {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.RecordTimeout)
+	defer cancel()
+	id := uuid.NewString()
+	if err := r.opts.Recorder.StartRun(rctx, store.Run{ID: id, Job: k.Job, Tenant: k.Tenant}); err != nil {
+		return fmt.Errorf("start run: %w", err)
+	}
+	if err := r.opts.Recorder.FinishRun(rctx, store.RunResult{ID: id, Outcome: store.OutcomeFailed, Err: cause}); err != nil {
+		return fmt.Errorf("finish run: %w", err)
+	}
+	return nil
+}
+
+// Rank orders outcomes from best to worst for an overall outcome: ok,
+// attention, locked, safeguard, failed.
+func Rank(o store.RunOutcome) int {
+	switch o {
+	case store.OutcomeAttention:
+		return 1
+	case store.OutcomeLocked:
+		return 2
+	case store.OutcomeSafeguard:
+		return 3
+	case store.OutcomeFailed, store.OutcomeRunning:
+		return 4
+	}
+	return 0
+}
+
+// Worst returns the worse of two outcomes by Rank.
+func Worst(a, b store.RunOutcome) store.RunOutcome {
+	if Rank(b) > Rank(a) {
+		return b
+	}
+	return a
+}
