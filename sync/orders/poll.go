@@ -1,0 +1,223 @@
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"hrsync/api"
+	"hrsync/apiclient"
+	"hrsync/store"
+)
+
+func newRunID() string { return uuid.NewString() }
+
+// forEachLimited calls fn(i) for i in [0, n) with at most limit calls at
+// once; it stops starting calls when ctx is done and waits for those in
+// flight.
+func forEachLimited(ctx context.Context, n, limit int, fn func(ctx context.Context, i int)) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(limit)
+	for i := range n {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			fn(gctx, i)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// poll reads the status of every open order and records what changed;
+// orders older than StopPollingAfter are flagged instead.
+func (j *Job) poll(ctx context.Context, log *zap.Logger, rep *Report) error {
+	open, err := j.store.OpenOrders(ctx, j.opts.Tenant)
+	if err != nil {
+		return err
+	}
+	now := j.opts.Now()
+	cutoff := now.Add(-j.opts.StopPollingAfter)
+	var (
+		stale  []string
+		toPoll []store.OpenOrder
+	)
+	for _, o := range open {
+		if o.PlacedAt.Before(cutoff) {
+			stale = append(stale, o.OrderID)
+			continue
+		}
+		toPoll = append(toPoll, o)
+	}
+	if len(stale) > 0 {
+		n, err := j.store.StopPolling(ctx, j.opts.Tenant, stale, now)
+		if err != nil {
+			return err
+		}
+		rep.StoppedPolling = n
+		rep.Written += n
+		log.Warn("orders too old to poll any more: flagged polling_stopped", zap.Int("orders", n),
+			zap.Duration("stopPollingAfter", j.opts.StopPollingAfter))
+	}
+	obs := make([]*store.OrderObservation, len(toPoll))
+	var mu sync.Mutex
+	err = forEachLimited(ctx, len(toPoll), j.opts.PollConcurrency, func(ctx context.Context, i int) {
+		o := toPoll[i]
+		st, err := j.api.GetOrderStatus(ctx, o.CollectionID, o.OrderID, j.opts.CompanyID)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			rep.PollErrors++
+			rep.addError(fmt.Errorf("order status: %w", err))
+			return
+		}
+		rep.Polled++
+		ob := observation(o.OrderID, st)
+		obs[i] = &ob
+	})
+	// What was polled is recorded even when the run was cut short.
+	batch := make([]store.OrderObservation, 0, j.opts.ApplyBatch)
+	applyAt := j.opts.Now()
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, aerr := j.store.ApplyOrderStatuses(context.WithoutCancel(ctx), j.opts.Tenant, batch, applyAt)
+		if aerr != nil {
+			return fmt.Errorf("record order statuses: %w", aerr)
+		}
+		rep.Status.OrdersChanged += res.OrdersChanged
+		rep.Status.LinesChanged += res.LinesChanged
+		rep.Status.TrackingChanged += res.TrackingChanged
+		rep.Status.NewShipments += res.NewShipments
+		rep.Status.BecameFinal += res.BecameFinal
+		rep.Status.UnknownLines += res.UnknownLines
+		rep.Status.Written += res.Written
+		rep.Written += res.Written
+		batch = batch[:0]
+		return nil
+	}
+	for _, ob := range obs {
+		if ob == nil {
+			continue
+		}
+		batch = append(batch, *ob)
+		if len(batch) == cap(batch) {
+			if ferr := flush(); ferr != nil {
+				return ferr
+			}
+		}
+	}
+	if ferr := flush(); ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		return fmt.Errorf("poll stopped: %w", err)
+	}
+	return nil
+}
+
+// observation maps an order status answer. A line whose allShipments is
+// empty but that carries tracking keeps that tracking as its one parcel.
+func observation(orderID string, st *api.OrderStatus) store.OrderObservation {
+	ob := store.OrderObservation{OrderID: orderID, Status: string(st.Status)}
+	for _, l := range st.LineItems {
+		lo := store.LineObservation{LineItemID: deref(l.Id), Status: deref(l.Status),
+			TrackingURL: deref(l.TrackingUrl), TrackingNumber: deref(l.TrackingNumber)}
+		if lo.LineItemID == "" {
+			continue
+		}
+		if l.AllShipments != nil {
+			for _, s := range *l.AllShipments {
+				lo.Shipments = append(lo.Shipments, store.Shipment{TrackingNumber: deref(s.TrackingNumber), TrackingURL: deref(s.TrackingUrl)})
+			}
+		}
+		if len(lo.Shipments) == 0 && (lo.TrackingNumber != "" || lo.TrackingURL != "") {
+			lo.Shipments = []store.Shipment{{TrackingNumber: lo.TrackingNumber, TrackingURL: lo.TrackingURL}}
+		}
+		ob.Lines = append(ob.Lines, lo)
+	}
+	return ob
+}
+
+// products looks up each product seen in an order that has no row yet or
+// whose row is older than ProductRefresh.
+func (j *Job) products(ctx context.Context, log *zap.Logger, rep *Report) error {
+	now := j.opts.Now()
+	due, err := j.store.ProductsDue(ctx, j.opts.Tenant, now.Add(-j.opts.ProductRefresh))
+	if err != nil {
+		return err
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	rows := make([]*store.ProductRow, len(due))
+	var mu sync.Mutex
+	err = forEachLimited(ctx, len(due), j.opts.PollConcurrency, func(ctx context.Context, i int) {
+		p, err := j.api.GetProduct(ctx, due[i].CollectionID, due[i].ProductID,
+			apiclient.ProductOptions{AcceptLanguage: j.opts.Language, CountryCode: j.opts.Country})
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			rep.ProductErrors++
+			rep.addError(fmt.Errorf("product: %w", err))
+			return
+		}
+		row, err := productRow(due[i], p, j.opts.Country, j.opts.Language)
+		if err != nil {
+			rep.ProductErrors++
+			rep.addError(err)
+			return
+		}
+		rep.ProductsRead++
+		rows[i] = &row
+	})
+	var save []store.ProductRow
+	for _, r := range rows {
+		if r != nil {
+			save = append(save, *r)
+		}
+	}
+	if len(save) > 0 {
+		n, serr := j.store.SaveProducts(context.WithoutCancel(ctx), j.opts.Tenant, save, j.opts.Now())
+		if serr != nil {
+			return fmt.Errorf("store products: %w", serr)
+		}
+		rep.ProductsChanged = n
+		rep.Written += n
+	}
+	if err != nil {
+		return fmt.Errorf("product lookups stopped: %w", err)
+	}
+	log.Debug("products looked up", zap.Int("read", rep.ProductsRead), zap.Int("changed", rep.ProductsChanged))
+	return nil
+}
+
+// productRow maps a product; raw keeps the whole document.
+func productRow(ref store.ProductRef, p *api.Product, country, language string) (store.ProductRow, error) {
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return store.ProductRow{}, fmt.Errorf("encode product: %w", err)
+	}
+	row := store.ProductRow{
+		ProductID: ref.ProductID, CollectionID: ref.CollectionID, Title: p.Title, Brand: p.Brand, Model: p.Model,
+		Status: string(p.Status), CreationStatus: string(p.CreationStatus), InStock: p.IsInStock,
+		Discontinued: p.IsDiscontinued, MinPrice: p.PriceRange.MinVariantPrice, MaxPrice: p.PriceRange.MaxVariantPrice,
+		CountryCode: country, Language: language, Raw: string(raw),
+	}
+	for _, t := range p.Tags {
+		if n := deref(t.Name); n != "" {
+			row.Tags = append(row.Tags, n)
+		}
+	}
+	return row, nil
+}
