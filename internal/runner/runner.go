@@ -151,7 +151,9 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 	if !ok {
 		return Result{Outcome: store.OutcomeFailed}, fmt.Errorf("run %s: %w", k, ErrUnknownJob)
 	}
-	log := r.log.With(zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant))
+	// The cycle id ties the runner's lines of one cycle together; the job's
+	// own lines carry the ids of the runs it records.
+	log := r.log.With(zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant), zap.String("cycle", uuid.NewString()))
 	m := r.opts.Metrics
 	start := r.now()
 	if m != nil {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"hrsync/config"
+	"hrsync/internal/daemon"
+	"hrsync/internal/metrics"
+	"hrsync/internal/runner"
+	"hrsync/store"
+)
+
+func newDaemonCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Run the jobs on their cron schedules and serve /healthz, /readyz and /metrics",
+		Long: `daemon runs each tenant's jobs on the schedules of its configuration (tenants[].schedules, read
+in the configured timezone; a six-field spec starts with seconds) and serves /healthz, /readyz and
+/metrics on http.listen. A job never overlaps itself: a tick that comes while its previous run is
+still going is skipped, and the store's lock keeps replicas apart. A panicking job is recorded as a
+failed run and the daemon goes on. SIGTERM or SIGINT stops scheduling, lets each run in flight
+finish the batch it is sending and commit, waits up to --grace, and exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			grace, _ := cmd.Flags().GetDuration("grace")
+			return runDaemon(cmd.Context(), a, cmd, grace)
+		},
+	}
+	addConfigFlags(cmd)
+	cmd.Flags().Duration("grace", daemon.DefaultGrace, "how long a stopping daemon waits for the runs in flight")
+	return cmd
+}
+
+// runDaemon runs the daemon until ctx is cancelled.
+func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Duration) error {
+	tenants, err := a.tenants(cmd)
+	if err != nil {
+		return err
+	}
+	m := metrics.New()
+	j, err := a.newJobs(ctx, tenants, m, jobOptions{})
+	if err != nil {
+		return err
+	}
+	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	schedules := daemonSchedules(a.log, tenants, j.reg)
+	if len(schedules) == 0 {
+		return withCode(exitUsage, errors.New("no job is scheduled: set tenants[].schedules"))
+	}
+	out := cmd.OutOrStdout()
+	d, err := daemon.New(daemon.Options{
+		Runner:    j.runner,
+		Schedules: schedules,
+		Parser:    config.ScheduleParser(),
+		Location:  a.cfg.Location(),
+		Listen:    a.cfg.HTTP.Listen,
+		Ready: func(ctx context.Context) error {
+			_, _, err := j.st.MigrationVersion(ctx)
+			return err
+		},
+		Metrics: m,
+		Grace:   grace,
+		Logger:  a.log.Named("daemon"),
+		OnListen: func(addr net.Addr) {
+			fmt.Fprintf(out, "daemon listening on http://%s (/healthz /readyz /metrics)\n", addr)
+		},
+	})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if err := d.Run(ctx); err != nil {
+		return withCode(exitFailed, err)
+	}
+	return nil
+}
+
+// daemonSchedules lists the schedules of the registered jobs; a job
+// scheduled in the configuration but not in this build is logged and left out.
+func daemonSchedules(log *zap.Logger, tenants []config.Tenant, reg *runner.Registry) []daemon.Schedule {
+	var out []daemon.Schedule
+	for _, t := range tenants {
+		for _, js := range []struct {
+			job  store.Job
+			spec string
+		}{
+			{store.JobPeople, t.Schedules.People},
+			{store.JobPersonalize, t.Schedules.Personalize},
+			{store.JobOrders, t.Schedules.Orders},
+		} {
+			if js.spec == "" {
+				continue
+			}
+			k := runner.Key{Job: js.job, Tenant: t.Name}
+			if _, ok := reg.Lookup(k); !ok {
+				log.Warn("job scheduled but not available in this build; not scheduled",
+					zap.String("job", string(js.job)), zap.String("tenant", t.Name))
+				continue
+			}
+			out = append(out, daemon.Schedule{Key: k, Spec: js.spec})
+		}
+	}
+	return out
+}

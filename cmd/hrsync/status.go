@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"hrsync/config"
+	"hrsync/model"
+	"hrsync/sources"
+	"hrsync/sources/dropfolder"
+	"hrsync/store"
+)
+
+// statusRunsScanned is how many of the newest runs status reads to find
+// the last run of each job and tenant.
+const statusRunsScanned = 1000
+
+// statusReport is what `hrsync status --json` prints.
+type statusReport struct {
+	Runs    []statusRun    `json:"runs"`
+	Tenants []statusTenant `json:"tenants"`
+}
+
+// statusRun is the last run of one job and tenant.
+type statusRun struct {
+	Job        string         `json:"job"`
+	Tenant     string         `json:"tenant"`
+	RunID      string         `json:"runId"`
+	Outcome    string         `json:"outcome"`
+	StartedAt  time.Time      `json:"startedAt"`
+	FinishedAt *time.Time     `json:"finishedAt,omitempty"`
+	Counts     map[string]int `json:"counts"`
+	Error      string         `json:"error,omitempty"`
+}
+
+// statusTenant is a tenant's backlog.
+type statusTenant struct {
+	Name       string `json:"name"`
+	HeldGrants int    `json:"heldGrants"`
+	// Files counts the drop folder's files; nil for a SQL source.
+	Files *statusFiles `json:"files,omitempty"`
+	// PersonalizationsPending is nil until the personalize job (issue 5)
+	// gives the store a count of them.
+	PersonalizationsPending *int `json:"personalizationsPending"`
+	// OrdersPolling is nil until the orders job (issue 4) gives the store a
+	// count of the orders whose status is still polled.
+	OrdersPolling *int `json:"ordersPolling"`
+}
+
+// statusFiles counts a drop folder's files.
+type statusFiles struct {
+	Waiting   int `json:"waiting"`
+	Processed int `json:"processed"`
+	Failed    int `json:"failed"`
+}
+
+func newStatusCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the last run of each job and tenant, held grants and the files waiting",
+		Long: `status reads hrsync's state and each tenant's drop folder and prints the last run of each job
+and tenant with its outcome and counts, the grants held for an operator, the files waiting in the
+drop folder and those archived as processed or failed, the personalizations pending and the orders
+whose status is still polled. It changes nothing and makes no API call.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := loadApp(cmd)
+			if err != nil {
+				return err
+			}
+			tenants, err := a.tenants(cmd)
+			if err != nil {
+				return err
+			}
+			st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close() //nolint:errcheck // read only
+			rep, err := buildStatus(cmd.Context(), st, tenants)
+			if err != nil {
+				return err
+			}
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			return printStatus(cmd.OutOrStdout(), rep)
+		},
+	}
+	addConfigFlags(cmd)
+	cmd.Flags().Bool("json", false, "print JSON")
+	return cmd
+}
+
+// buildStatus reads the state and the drop folders of the tenants.
+func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) (*statusReport, error) {
+	rep := &statusReport{Runs: []statusRun{}, Tenants: []statusTenant{}}
+	wanted := map[string]bool{}
+	for _, t := range tenants {
+		wanted[t.Name] = true
+	}
+	runs, err := st.LastRuns(ctx, statusRunsScanned)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range runs { // newest first: the first of each job and tenant is its last
+		key := string(r.Job) + "/" + r.Tenant
+		if seen[key] || !wanted[r.Tenant] {
+			continue
+		}
+		seen[key] = true
+		sr := statusRun{Job: string(r.Job), Tenant: r.Tenant, RunID: r.ID, Outcome: string(r.Outcome),
+			StartedAt: r.StartedAt.UTC(), Counts: r.Counts, Error: r.Error}
+		if !r.FinishedAt.IsZero() {
+			f := r.FinishedAt.UTC()
+			sr.FinishedAt = &f
+		}
+		rep.Runs = append(rep.Runs, sr)
+	}
+	sort.SliceStable(rep.Runs, func(i, j int) bool {
+		if rep.Runs[i].Tenant != rep.Runs[j].Tenant {
+			return rep.Runs[i].Tenant < rep.Runs[j].Tenant
+		}
+		return rep.Runs[i].Job < rep.Runs[j].Job
+	})
+	for _, t := range tenants {
+		held, err := st.ListGrants(ctx, store.GrantFilter{Tenant: t.Name, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
+		if err != nil {
+			return nil, err
+		}
+		stt := statusTenant{Name: t.Name, HeldGrants: len(held)}
+		if t.Source.CSV != nil {
+			files, err := folderFiles(t.Source.CSV.DropFolderOptions)
+			if err != nil {
+				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+			}
+			stt.Files = files
+		}
+		stt.PersonalizationsPending = personalizationsPending(ctx, st, t.Name)
+		stt.OrdersPolling = ordersPolling(ctx, st, t.Name)
+		rep.Tenants = append(rep.Tenants, stt)
+	}
+	return rep, nil
+}
+
+// personalizationsPending is the hook for issue 5 (personalization): it
+// returns nil until the store can count a tenant's pending personalizations.
+func personalizationsPending(context.Context, *store.Store, string) *int { return nil }
+
+// ordersPolling is the hook for issue 4 (orders): it returns nil until the
+// store can count a tenant's orders whose status is still polled.
+func ordersPolling(context.Context, *store.Store, string) *int { return nil }
+
+// folderFiles counts the files waiting in a drop folder (without waiting
+// for them to be stable) and those archived in processed/ and failed/.
+func folderFiles(opts sources.DropFolderOptions) (*statusFiles, error) {
+	folder, err := dropfolder.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	waiting, err := folder.Waiting()
+	if err != nil {
+		return nil, err
+	}
+	out := &statusFiles{Waiting: len(waiting)}
+	dir := opts.WithDefaults().Dir
+	if out.Processed, err = countArchived(filepath.Join(dir, dropfolder.ProcessedDir)); err != nil {
+		return nil, err
+	}
+	if out.Failed, err = countArchived(filepath.Join(dir, dropfolder.FailedDir)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// countArchived counts the archived exports of a folder, reports left out.
+func countArchived(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", filepath.Base(dir), err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), dropfolder.ReportSuffix) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// printStatus prints the status as tables.
+func printStatus(w io.Writer, rep *statusReport) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tTENANT\tOUTCOME\tSTARTED\tTOOK\tCOUNTS\tERROR")
+	if len(rep.Runs) == 0 {
+		fmt.Fprintln(tw, "(no run yet)\t\t\t\t\t\t")
+	}
+	for _, r := range rep.Runs {
+		took := "-"
+		if r.FinishedAt != nil {
+			took = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+		}
+		keys := make([]string, 0, len(r.Counts))
+		for k := range r.Counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, 0, len(keys))
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Counts[k]))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Job, r.Tenant, r.Outcome,
+			r.StartedAt.Format(time.RFC3339), took, strings.Join(parts, " "), r.Error)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("print status: %w", err)
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TENANT\tHELD GRANTS\tFILES WAITING\tPROCESSED\tFAILED\tPERSONALIZATIONS PENDING\tORDERS POLLED")
+	na := func(p *int) string {
+		if p == nil {
+			return "n/a"
+		}
+		return fmt.Sprint(*p)
+	}
+	for _, t := range rep.Tenants {
+		waiting, processed, failed := "n/a (sql)", "n/a", "n/a"
+		if t.Files != nil {
+			waiting, processed, failed = fmt.Sprint(t.Files.Waiting), fmt.Sprint(t.Files.Processed), fmt.Sprint(t.Files.Failed)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.HeldGrants, waiting, processed, failed,
+			na(t.PersonalizationsPending), na(t.OrdersPolling))
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("print status: %w", err)
+	}
+	return nil
+}
