@@ -849,3 +849,25 @@ func (s *Store) Order(ctx context.Context, tenant, orderID string) (d OrderDetai
 	}
 	return d, true, nil
 }
+
+// OrdersByStatus counts the tenant's orders by their last polled status
+// ("" for orders not polled yet).
+func (s *Store) OrdersByStatus(ctx context.Context, tenant string) (map[string]int, error) {
+	out := map[string]int{}
+	err := queryEach(ctx, s.r, "SELECT COALESCE(status, ''), COUNT(*) FROM orders WHERE tenant = ? GROUP BY COALESCE(status, '')",
+		[]any{tenant}, func(r *sql.Rows) error {
+			var (
+				st string
+				n  int
+			)
+			if err := r.Scan(&st, &n); err != nil {
+				return err
+			}
+			out[st] = n
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("count orders by status: %w", err)
+	}
+	return out, nil
+}

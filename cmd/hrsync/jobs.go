@@ -71,7 +71,9 @@ func (a *app) registerJobs(reg *runner.Registry, tenants []config.Tenant, st *st
 			return err
 		}
 		// Issue 5 plugs in here: reg.Register(store.JobPersonalize, t.Name, a.personalizeFunc(t, st, client, opts))
-		// Issue 4 plugs in here: reg.Register(store.JobOrders, t.Name, a.ordersFunc(t, st, client, opts))
+		if err := reg.Register(store.JobOrders, t.Name, a.ordersFunc(t, st, client, opts)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ hires, and polls orders into reporting tables.`,
 		newGrantsCmd(),
 		newMigrateCmd(),
 		newEmulatorCmd(),
+		newOrdersCmd(), newProductCmd(),
 		newDaemonCmd(), newStatusCmd(),
 	)
 	return root
