@@ -106,21 +106,7 @@ func (s *Store) copyIn(ctx context.Context, tx *sqlx.Tx, table string, cols []st
 			return fmt.Errorf("stage %s: %w", table, err)
 		}
 	}
-	st, err := tx.PrepareContext(ctx, "COPY "+target+" ("+strings.Join(cols, ", ")+") FROM STDIN")
-	if err != nil {
-		return fmt.Errorf("copy %s: %w", table, err)
-	}
-	for i := range n {
-		if _, err := st.ExecContext(ctx, row(i)...); err != nil {
-			_ = st.Close()
-			return fmt.Errorf("copy %s: %w", table, err)
-		}
-	}
-	if _, err := st.ExecContext(ctx); err != nil {
-		_ = st.Close()
-		return fmt.Errorf("copy %s: %w", table, err)
-	}
-	if err := st.Close(); err != nil {
+	if err := copyRows(ctx, tx, target, cols, n, row); err != nil {
 		return fmt.Errorf("copy %s: %w", table, err)
 	}
 	if conflict == "" {
@@ -173,4 +159,24 @@ func isUniqueViolation(err error) bool {
 		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 	}
 	return false
+}
+
+// copyRows streams n rows into target with COPY FROM STDIN (lib/pq).
+func copyRows(ctx context.Context, tx *sqlx.Tx, target string, cols []string, n int, row func(i int) []any) (err error) {
+	st, err := tx.PrepareContext(ctx, "COPY "+target+" ("+strings.Join(cols, ", ")+") FROM STDIN")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for i := range n {
+		if _, err := st.ExecContext(ctx, row(i)...); err != nil {
+			return err
+		}
+	}
+	_, err = st.ExecContext(ctx) // flushes the rows
+	return err
 }

@@ -124,9 +124,11 @@ func (e *TransitionError) Error() string {
 // Is makes errors.Is(err, ErrGrantState) true.
 func (e *TransitionError) Is(target error) bool { return target == ErrGrantState }
 
-var grantCols = []string{
-	"grant_key", "tenant", "external_id", "reason", "occurrence", "amount", "state",
-	"attempts", "last_error", "note", "journal_id", "created_at", "updated_at",
+func grantCols() []string {
+	return []string{
+		"grant_key", "tenant", "external_id", "reason", "occurrence", "amount", "state",
+		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at",
+	}
 }
 
 // BeginBatch commits the intent of one create-people call, before the call
@@ -230,8 +232,8 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 				fresh = append(fresh, g)
 			}
 		}
-		vals := make([]any, len(grantCols))
-		err = s.bulkInsert(ctx, tx, "grants", grantCols, "", len(fresh), func(i int) []any {
+		vals := make([]any, len(grantCols()))
+		err = s.bulkInsert(ctx, tx, "grants", grantCols(), "", len(fresh), func(i int) []any {
 			g := fresh[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = g.Key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence
 			vals[5], vals[6], vals[7], vals[8], vals[9] = g.Amount, string(model.GrantPending), 1, "", ""

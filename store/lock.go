@@ -97,6 +97,7 @@ func (s *Store) tryAdvisoryLock(ctx context.Context, name string) (func() error,
 	}
 	var once sync.Once
 	var relErr error
+	//nolint:contextcheck // release has no context of its own; the unlock is bounded by unlockTimeout instead
 	return func() error {
 		once.Do(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), unlockTimeout)

@@ -39,10 +39,12 @@ type PersonRow struct {
 	CreatedOnPlatformAt time.Time
 }
 
-var peopleCols = []string{
-	"tenant", "external_id", "email", "first_name", "last_name", "department", "location",
-	"start_date", "remote_id", "fingerprint", "first_seen_at", "last_seen_at", "departed_at",
-	"created_on_platform_at",
+func peopleCols() []string {
+	return []string{
+		"tenant", "external_id", "email", "first_name", "last_name", "department", "location",
+		"start_date", "remote_id", "fingerprint", "first_seen_at", "last_seen_at", "departed_at",
+		"created_on_platform_at",
+	}
 }
 
 // peopleUpsert keeps the first sighting, and a platform id or creation time
@@ -162,8 +164,8 @@ func checkPeople(rows []PersonRow) error {
 
 func (s *Store) upsertPeople(ctx context.Context, tx *sqlx.Tx, tenant string, rows []PersonRow) error {
 	now := s.stamp()
-	vals := make([]any, len(peopleCols))
-	return s.bulkInsert(ctx, tx, "people", peopleCols, peopleUpsert, len(rows), func(i int) []any {
+	vals := make([]any, len(peopleCols()))
+	return s.bulkInsert(ctx, tx, "people", peopleCols(), peopleUpsert, len(rows), func(i int) []any {
 		r := rows[i]
 		first, last := r.FirstSeenAt, r.LastSeenAt
 		if first.IsZero() {

@@ -134,7 +134,7 @@ func (s *Store) FailInterrupted(ctx context.Context, job Job, tenant string) (n 
 	return n, err
 }
 
-var rejectionCols = []string{"run_id", "source", "line", "field", "reason"}
+func rejectionCols() []string { return []string{"run_id", "source", "line", "field", "reason"} }
 
 // FinishRun commits a run's outcome, its rejections and its source file's
 // record together in one transaction: a drop folder archives the file only
@@ -186,8 +186,8 @@ func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
 			res.Outcome, ts(finished), string(countsJSON), errText, sourceRows, res.ID); err != nil {
 			return fmt.Errorf("update run: %w", err)
 		}
-		vals := make([]any, len(rejectionCols))
-		err = s.bulkInsert(ctx, tx, "rejections", rejectionCols, "", len(res.Rejections), func(i int) []any {
+		vals := make([]any, len(rejectionCols()))
+		err = s.bulkInsert(ctx, tx, "rejections", rejectionCols(), "", len(res.Rejections), func(i int) []any {
 			r := res.Rejections[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = res.ID, r.Source, r.Line, r.Field, r.Reason
 			return vals

@@ -396,13 +396,15 @@ func nullStr(v string) any {
 // of SQLite's text layouts, or NULL (the zero time).
 type dbTime struct{ time.Time }
 
-var timeLayouts = []string{
-	"2006-01-02 15:04:05.999999999-07:00",
-	"2006-01-02T15:04:05.999999999-07:00",
-	time.RFC3339Nano,
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02",
+func timeLayouts() []string {
+	return []string{
+		"2006-01-02 15:04:05.999999999-07:00",
+		"2006-01-02T15:04:05.999999999-07:00",
+		time.RFC3339Nano,
+		"2006-01-02 15:04:05.999999999",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02",
+	}
 }
 
 // Scan implements sql.Scanner.
@@ -424,7 +426,7 @@ func (d *dbTime) Scan(v any) error {
 }
 
 func (d *dbTime) parse(v string) error {
-	for _, l := range timeLayouts {
+	for _, l := range timeLayouts() {
 		if t, err := time.Parse(l, v); err == nil {
 			d.Time = t.UTC()
 			return nil
