@@ -180,7 +180,8 @@ func New(opts Options) (*Emulator, error) {
 // log and personalizations. The caller holds e.mu, or owns e exclusively.
 func (e *Emulator) resetLocked() {
 	e.st = newState(e.catalog, e.opts.Clock())
-	e.rng = rand.New(rand.NewPCG(uint64(e.opts.Seed), uint64(e.opts.Seed)^0x9e3779b97f4a7c15))
+	e.rng = rand.New(rand.NewPCG( //nolint:gosec // a seeded, repeatable source for delays and fault rates, not for secrets
+		uint64(e.opts.Seed), uint64(e.opts.Seed)^0x9e3779b97f4a7c15))
 	e.faults = nil
 	e.faultSeq = 0
 	e.log = nil

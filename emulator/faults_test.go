@@ -220,7 +220,7 @@ func TestResetAndRequestLog(t *testing.T) {
 			t.Fatalf("log %+v", log)
 		}
 		first := log[0]
-		if first.Method != "POST" || first.Path != "/api/ext/v1/people" || first.OperationID != "createPeople" ||
+		if first.Method != http.MethodPost || first.Path != "/api/ext/v1/people" || first.OperationID != "createPeople" ||
 			first.Status != 201 || first.IdempotencyKey != "key-z9" || !first.Time.Equal(testNow()) {
 			t.Errorf("entry %+v", first)
 		}

@@ -101,7 +101,7 @@ func TestServe(t *testing.T) {
 	base := fields[3]
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 
-	req, _ := http.NewRequestWithContext(ctx, "GET", base+"/api/ext/v1/collection/"+PlainCollectionID+"/product/"+NotebookProductID, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/ext/v1/collection/"+PlainCollectionID+"/product/"+NotebookProductID, nil)
 	req.Header.Set("Authorization", "Bearer demo-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestServe(t *testing.T) {
 	waiting := make(chan int, 1)
 	go func() {
 		body := `{"companyId":"` + DatasetCompanyID + `","sourceFields":{"firstName":"A"}}`
-		req, _ := http.NewRequestWithContext(context.Background(), "POST", base+"/api/ext/v1/collection/"+PersonalizableCollectionID+"/personalize", strings.NewReader(body))
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/api/ext/v1/collection/"+PersonalizableCollectionID+"/personalize", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer demo-token")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -491,7 +491,7 @@ func (e *Emulator) Dataset() DatasetInfo {
 	info := DatasetInfo{CompanyID: DatasetCompanyID, Locales: Locales()}
 	for _, id := range e.catalog.order {
 		c := e.catalog.collections[id]
-		info.Collections = append(info.Collections, DatasetCollection{ID: c.ID, Title: c.Title, Personalizable: c.Personalizable})
+		info.Collections = append(info.Collections, DatasetCollection(c))
 	}
 	for _, id := range e.catalog.productIDs {
 		p := e.catalog.products[id]

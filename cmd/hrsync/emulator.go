@@ -15,7 +15,7 @@ import (
 
 // emulatorTokenEnv names the environment variable read when no --token is
 // given (same syntax as the flag).
-const emulatorTokenEnv = "HRSYNC_EMULATOR_TOKEN"
+const emulatorTokenEnv = "HRSYNC_EMULATOR_TOKEN" //nolint:gosec // the name of a variable, not a credential
 
 func newEmulatorCmd() *cobra.Command {
 	var (
