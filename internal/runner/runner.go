@@ -159,7 +159,7 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 	if m != nil {
 		m.RunStarted(string(k.Job), k.Tenant)
 	}
-	log.Debug("cycle started")
+	log.Info("cycle started")
 	res, err := r.call(ctx, k, fn, log)
 	switch {
 	case errors.Is(err, store.ErrLocked):
