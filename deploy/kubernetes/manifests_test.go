@@ -48,7 +48,7 @@ type (
 		LivenessProbe   *probe `yaml:"livenessProbe"`
 		ReadinessProbe  *probe `yaml:"readinessProbe"`
 		SecurityContext struct {
-			ReadOnlyRootFilesystem   bool `yaml:"readOnlyRootFilesystem"`
+			ReadOnlyRootFilesystem bool `yaml:"readOnlyRootFilesystem"`
 		} `yaml:"securityContext"`
 		VolumeMounts []struct {
 			Name      string `yaml:"name"`
