@@ -267,7 +267,11 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report) error {
 	if err := j.products(ctx, log, rep); err != nil {
 		return err
 	}
-	// The watermark moves only after everything listed is stored.
+	// The watermark moves only after everything listed is stored, and not
+	// while nobody is synced: the first people synced still get the backfill.
+	if rep.People == 0 {
+		return nil
+	}
 	if err := j.store.SetOrdersWatermark(ctx, j.opts.Tenant, last); err != nil {
 		return fmt.Errorf("set watermark: %w", err)
 	}
