@@ -1,0 +1,174 @@
+package metrics
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"hrsync/apiclient"
+)
+
+// value returns the value of the sample of name whose labels include want,
+// and whether it exists.
+func value(t *testing.T, m *Metrics, name string, want map[string]string) (float64, bool) {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range want {
+				if labels[k] != v {
+					continue metric
+				}
+			}
+			return sampleValue(s), true
+		}
+	}
+	return 0, false
+}
+
+func sampleValue(s *dto.Metric) float64 {
+	switch {
+	case s.Counter != nil:
+		return s.Counter.GetValue()
+	case s.Gauge != nil:
+		return s.Gauge.GetValue()
+	case s.Histogram != nil:
+		return float64(s.Histogram.GetSampleCount())
+	}
+	return 0
+}
+
+func TestMetrics(t *testing.T) {
+	t.Run("two sets never collide", func(t *testing.T) {
+		a, b := New(), New()
+		a.RunSkipped("people", "acme")
+		if v, _ := value(t, b, "hrsync_runs_skipped_total", nil); v != 0 {
+			t.Errorf("a skip counted in one set shows in another: %v", v)
+		}
+	})
+	t.Run("runs", func(t *testing.T) {
+		m := New()
+		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		m.RunStarted("people", "acme")
+		if v, _ := value(t, m, "hrsync_runs_in_progress", map[string]string{"job": "people"}); v != 1 {
+			t.Errorf("in progress = %v, want 1", v)
+		}
+		m.RunFinished("people", "acme", "ok", 2*time.Second, at)
+		m.RunStarted("people", "acme")
+		m.RunFinished("people", "acme", "failed", time.Second, at.Add(time.Hour))
+		if v, _ := value(t, m, "hrsync_runs_in_progress", map[string]string{"job": "people"}); v != 0 {
+			t.Errorf("in progress = %v, want 0", v)
+		}
+		for outcome, want := range map[string]float64{"ok": 1, "failed": 1} {
+			if v, _ := value(t, m, "hrsync_runs_total", map[string]string{"job": "people", "tenant": "acme", "outcome": outcome}); v != want {
+				t.Errorf("runs %s = %v, want %v", outcome, v, want)
+			}
+		}
+		if v, _ := value(t, m, "hrsync_run_duration_seconds", map[string]string{"job": "people"}); v != 2 {
+			t.Errorf("durations observed = %v, want 2", v)
+		}
+		// A failed run leaves the time of the last success alone.
+		if v, _ := value(t, m, "hrsync_last_success_timestamp_seconds", map[string]string{"job": "people", "tenant": "acme"}); v != float64(at.Unix()) {
+			t.Errorf("last success = %v, want %v", v, at.Unix())
+		}
+	})
+	t.Run("counts", func(t *testing.T) {
+		m := New()
+		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 3, CountGrantsApplied: 3, CountRejected: 2, "unchanged": 40})
+		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 1})
+		m.SetGrantsHeld("acme", 4)
+		m.SetGrantsHeld("acme", 2)
+		for _, c := range []struct {
+			name string
+			want float64
+		}{{"hrsync_people_created_total", 4}, {"hrsync_grants_applied_total", 3}, {"hrsync_rows_rejected_total", 2}, {"hrsync_grants_held", 2}} {
+			if v, _ := value(t, m, c.name, map[string]string{"tenant": "acme"}); v != c.want {
+				t.Errorf("%s = %v, want %v", c.name, v, c.want)
+			}
+		}
+	})
+	t.Run("orders by status replaces the tenant's statuses", func(t *testing.T) {
+		m := New()
+		m.SetOrdersByStatus("acme", map[string]int{"Processing": 3, "Shipped": 1})
+		m.SetOrdersByStatus("beta", map[string]int{"Processing": 7})
+		m.SetOrdersByStatus("acme", map[string]int{"Shipped": 4})
+		if _, ok := value(t, m, "hrsync_orders", map[string]string{"tenant": "acme", "status": "Processing"}); ok {
+			t.Error("a status absent from the new counts is still there")
+		}
+		if v, _ := value(t, m, "hrsync_orders", map[string]string{"tenant": "acme", "status": "Shipped"}); v != 4 {
+			t.Errorf("acme shipped = %v, want 4", v)
+		}
+		if v, _ := value(t, m, "hrsync_orders", map[string]string{"tenant": "beta", "status": "Processing"}); v != 7 {
+			t.Errorf("beta processing = %v, want 7 (another tenant is untouched)", v)
+		}
+	})
+	t.Run("observer", func(t *testing.T) {
+		m := New()
+		var obs apiclient.Observer = m.Observer()
+		obs.OnCall(apiclient.OpCreatePeople, 201, 30*time.Millisecond, nil)
+		obs.OnCall(apiclient.OpCreatePeople, 503, 10*time.Millisecond, errors.New("unavailable"))
+		obs.OnCall(apiclient.OpListOrders, 0, time.Second, errors.New("connection refused"))
+		obs.OnRetry(apiclient.OpCreatePeople, 2, time.Second)
+		obs.OnRateLimitWait(apiclient.OpGetProduct, 250*time.Millisecond)
+		obs.OnRateLimitWait(apiclient.OpGetProduct, 250*time.Millisecond)
+		for _, c := range []struct {
+			name   string
+			labels map[string]string
+			want   float64
+		}{
+			{"hrsync_api_calls_total", map[string]string{"endpoint": "createPeople", "status": "201"}, 1},
+			{"hrsync_api_calls_total", map[string]string{"endpoint": "createPeople", "status": "503"}, 1},
+			{"hrsync_api_calls_total", map[string]string{"endpoint": "listOrders", "status": "0"}, 1},
+			{"hrsync_api_call_duration_seconds", map[string]string{"endpoint": "createPeople"}, 2},
+			{"hrsync_api_retries_total", map[string]string{"endpoint": "createPeople"}, 1},
+			{"hrsync_api_rate_limit_waits_total", map[string]string{"endpoint": "getProduct"}, 2},
+			{"hrsync_api_rate_limit_wait_seconds_total", map[string]string{"endpoint": "getProduct"}, 0.5},
+		} {
+			if v, _ := value(t, m, c.name, c.labels); v != c.want {
+				t.Errorf("%s%v = %v, want %v", c.name, c.labels, v, c.want)
+			}
+		}
+	})
+	t.Run("handler serves the exposition format", func(t *testing.T) {
+		m := New()
+		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 5})
+		srv := httptest.NewServer(m.Handler())
+		defer srv.Close()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close() //nolint:errcheck // read below
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), `hrsync_people_created_total{tenant="acme"} 5`) {
+			t.Errorf("/metrics lacks the people counter:\n%.2000s", body)
+		}
+		if !strings.Contains(string(body), "go_goroutines") {
+			t.Error("/metrics lacks the Go runtime collector")
+		}
+	})
+}
