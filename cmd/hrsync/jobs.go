@@ -20,7 +20,9 @@ import (
 )
 
 // allJobs are the jobs in the order `run all` runs them for a tenant.
-var allJobs = [...]store.Job{store.JobPeople, store.JobPersonalize, store.JobOrders}
+func allJobs() []store.Job {
+	return []store.Job{store.JobPeople, store.JobPersonalize, store.JobOrders}
+}
 
 // jobOptions are the per-process choices of the jobs a runner holds.
 type jobOptions struct {

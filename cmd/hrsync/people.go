@@ -173,7 +173,7 @@ code path as the daemon's scheduled runs, and exits with a code that tells the o
 		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []store.Job{store.JobPeople}),
 		newRunJobCmd("personalize", "Personalize collections for new hires", []store.Job{store.JobPersonalize}),
 		newRunJobCmd("orders", "Poll orders into the reporting tables", []store.Job{store.JobOrders}),
-		newRunJobCmd("all", "Run people, personalize and orders, one after the other, for each tenant", allJobs[:]),
+		newRunJobCmd("all", "Run people, personalize and orders, one after the other, for each tenant", allJobs()),
 	)
 	return cmd
 }

@@ -180,7 +180,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.running.Store(false)
 	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
 	cancelRuns()
-	if werr := d.wait(stopped); werr != nil && err == nil {
+	if werr := d.wait(stopped); werr != nil && err == nil { //nolint:contextcheck // stopped only signals that the runs ended
 		err = werr
 	}
 	if srv != nil && serving {
@@ -198,7 +198,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // wait waits for the runs in flight (stopped is done when they end), up
 // to the grace period.
-func (d *Daemon) wait(stopped context.Context) error {
+func (d *Daemon) wait(stopped context.Context) error { //nolint:contextcheck // stopped is cron's "jobs done" signal, not a request context
 	timer := time.NewTimer(d.opts.Grace)
 	defer timer.Stop()
 	select {

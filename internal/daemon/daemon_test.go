@@ -81,7 +81,8 @@ func start(t *testing.T, grace time.Duration, jobs map[string]runner.Func) *harn
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-h.done:
+		case err := <-h.done:
+			_ = err // checked by the test that stopped it
 		case <-time.After(time.Minute):
 			t.Error("the daemon did not stop")
 		}

@@ -121,7 +121,7 @@ func TestMetrics(t *testing.T) {
 	})
 	t.Run("observer", func(t *testing.T) {
 		m := New()
-		var obs apiclient.Observer = m.Observer()
+		obs := m.Observer()
 		obs.OnCall(apiclient.OpCreatePeople, 201, 30*time.Millisecond, nil)
 		obs.OnCall(apiclient.OpCreatePeople, 503, 10*time.Millisecond, errors.New("unavailable"))
 		obs.OnCall(apiclient.OpListOrders, 0, time.Second, errors.New("connection refused"))

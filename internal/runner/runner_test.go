@@ -75,7 +75,9 @@ func TestRunOnce(t *testing.T) {
 			return Result{Counts: map[string]int{metrics.CountCreated: 2}, GrantsHeld: &held}, nil
 		},
 		"attention": func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeAttention}, nil },
-		"error":     func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeOK}, errors.New("source unreadable") },
+		"error": func(context.Context) (Result, error) {
+			return Result{Outcome: store.OutcomeOK}, errors.New("source unreadable")
+		},
 		"safeguard": func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeSafeguard}, nil },
 		"locked": func(context.Context) (Result, error) {
 			return Result{}, fmt.Errorf("lock people sync of locked: %w", store.ErrLocked)
