@@ -68,57 +68,75 @@ func (j *Job) poll(ctx context.Context, log *zap.Logger, rep *Report) error {
 		log.Warn("orders too old to poll any more: flagged polling_stopped", zap.Int("orders", n),
 			zap.Duration("stopPollingAfter", j.opts.StopPollingAfter))
 	}
-	obs := make([]*store.OrderObservation, len(toPoll))
-	var mu sync.Mutex
-	err = forEachLimited(ctx, len(toPoll), j.opts.PollConcurrency, func(ctx context.Context, i int) {
-		o := toPoll[i]
-		st, err := j.api.GetOrderStatus(ctx, o.CollectionID, o.OrderID, j.opts.CompanyID)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			rep.PollErrors++
-			rep.addError(fmt.Errorf("order status: %w", err))
-			return
-		}
-		rep.Polled++
-		ob := observation(o.OrderID, st)
-		obs[i] = &ob
-	})
-	// What was polled is recorded even when the run was cut short.
-	batch := make([]store.OrderObservation, 0, j.opts.ApplyBatch)
-	applyAt := j.opts.Now()
-	flush := func() error {
-		if len(batch) == 0 {
+	// Answers are recorded batch by batch while the next calls wait on the
+	// network; a store error stops the calls not yet started.
+	pollCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		results = make(chan store.OrderObservation, j.opts.ApplyBatch)
+		werr    error
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		batch := make([]store.OrderObservation, 0, j.opts.ApplyBatch)
+		flush := func() error {
+			if len(batch) == 0 {
+				return nil
+			}
+			// What was polled is recorded even when the run is cut short.
+			res, err := j.store.ApplyOrderStatuses(context.WithoutCancel(ctx), j.opts.Tenant, batch, j.opts.Now())
+			if err != nil {
+				return fmt.Errorf("record order statuses: %w", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			rep.Status.OrdersChanged += res.OrdersChanged
+			rep.Status.LinesChanged += res.LinesChanged
+			rep.Status.TrackingChanged += res.TrackingChanged
+			rep.Status.NewShipments += res.NewShipments
+			rep.Status.BecameFinal += res.BecameFinal
+			rep.Status.UnknownLines += res.UnknownLines
+			rep.Status.Written += res.Written
+			rep.Written += res.Written
+			batch = batch[:0]
 			return nil
 		}
-		res, aerr := j.store.ApplyOrderStatuses(context.WithoutCancel(ctx), j.opts.Tenant, batch, applyAt)
-		if aerr != nil {
-			return fmt.Errorf("record order statuses: %w", aerr)
-		}
-		rep.Status.OrdersChanged += res.OrdersChanged
-		rep.Status.LinesChanged += res.LinesChanged
-		rep.Status.TrackingChanged += res.TrackingChanged
-		rep.Status.NewShipments += res.NewShipments
-		rep.Status.BecameFinal += res.BecameFinal
-		rep.Status.UnknownLines += res.UnknownLines
-		rep.Status.Written += res.Written
-		rep.Written += res.Written
-		batch = batch[:0]
-		return nil
-	}
-	for _, ob := range obs {
-		if ob == nil {
-			continue
-		}
-		batch = append(batch, *ob)
-		if len(batch) == cap(batch) {
-			if ferr := flush(); ferr != nil {
-				return ferr
+		for ob := range results {
+			if werr != nil {
+				continue // drain, so that no caller blocks
+			}
+			batch = append(batch, ob)
+			if len(batch) == cap(batch) {
+				if werr = flush(); werr != nil {
+					cancel()
+				}
 			}
 		}
-	}
-	if ferr := flush(); ferr != nil {
-		return ferr
+		if werr == nil {
+			werr = flush()
+		}
+	}()
+	err = forEachLimited(pollCtx, len(toPoll), j.opts.PollConcurrency, func(ctx context.Context, i int) {
+		o := toPoll[i]
+		st, err := j.api.GetOrderStatus(ctx, o.CollectionID, o.OrderID, j.opts.CompanyID)
+		if err != nil {
+			mu.Lock()
+			rep.PollErrors++
+			rep.addError(fmt.Errorf("order status: %w", err))
+			mu.Unlock()
+			return
+		}
+		mu.Lock()
+		rep.Polled++
+		mu.Unlock()
+		results <- observation(o.OrderID, st)
+	})
+	close(results)
+	<-done
+	if werr != nil {
+		return werr
 	}
 	if err != nil {
 		return fmt.Errorf("poll stopped: %w", err)
