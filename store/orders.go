@@ -52,15 +52,21 @@ type IngestResult struct {
 	LineItems int `json:"lineItems"`
 }
 
-var orderCols = []string{
-	"tenant", "order_id", "collection_id", "order_number", "external_id", "placed_at", "placed_day",
-	"placed_month", "first_seen_at", "updated_at",
+// orderCols are the columns UpsertOrders writes to orders.
+func orderCols() []string {
+	return []string{
+		"tenant", "order_id", "collection_id", "order_number", "external_id", "placed_at", "placed_day",
+		"placed_month", "first_seen_at", "updated_at",
+	}
 }
 
-var lineItemCols = []string{
-	"tenant", "order_id", "line_item_id", "product_id", "variant_id", "title", "product_title",
-	"variant_title", "quantity", "price", "retail_price", "image_url", "image_aspect_ratio",
-	"personalizations", "sha", "first_seen_at", "updated_at",
+// lineItemCols are the columns UpsertOrders writes to order_line_items.
+func lineItemCols() []string {
+	return []string{
+		"tenant", "order_id", "line_item_id", "product_id", "variant_id", "title", "product_title",
+		"variant_title", "quantity", "price", "retail_price", "image_url", "image_aspect_ratio",
+		"personalizations", "sha", "first_seen_at", "updated_at",
+	}
 }
 
 // changedUpsert renders an ON CONFLICT clause that updates set (and
@@ -85,13 +91,18 @@ func changedUpsert(table string, key, set []string) string {
 	return b.String()
 }
 
-var (
-	orderUpsert = changedUpsert("orders", []string{"tenant", "order_id"},
+// orderUpsert is the ON CONFLICT clause of UpsertOrders for orders.
+func orderUpsert() string {
+	return changedUpsert("orders", []string{"tenant", "order_id"},
 		[]string{"collection_id", "order_number", "external_id", "placed_at", "placed_day", "placed_month"})
-	lineItemUpsert = changedUpsert("order_line_items", []string{"tenant", "order_id", "line_item_id"},
+}
+
+// lineItemUpsert is the ON CONFLICT clause of UpsertOrders for line items.
+func lineItemUpsert() string {
+	return changedUpsert("order_line_items", []string{"tenant", "order_id", "line_item_id"},
 		[]string{"product_id", "variant_id", "title", "product_title", "variant_title", "quantity", "price",
 			"retail_price", "image_url", "image_aspect_ratio", "personalizations", "sha"})
-)
+}
 
 // UpsertOrders writes orders and their line items as listed, in one
 // transaction with bulk statements (COPY into a staging table on
@@ -115,8 +126,20 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 	}
 	now := s.stamp()
 	err := s.inTx(ctx, "upsert orders", func(tx *sqlx.Tx) error {
-		vals := make([]any, len(orderCols))
-		n, err := s.upsertCounted(ctx, tx, "orders", orderCols, orderUpsert, len(orders), func(i int) []any {
+		// Orders not stored yet (and so their lines) are copied straight in;
+		// only the others go through the staged upsert. The tenant's lock
+		// keeps another writer from adding them meanwhile.
+		known, err := s.knownOrders(ctx, tx, tenant, orders)
+		if err != nil {
+			return err
+		}
+		orderConflict, lineConflict := orderUpsert(), lineItemUpsert()
+		if len(known) == 0 {
+			orderConflict, lineConflict = "", ""
+		}
+		cols := orderCols()
+		vals := make([]any, len(cols))
+		n, err := s.upsertCounted(ctx, tx, "orders", cols, orderConflict, len(orders), func(i int) []any {
 			o := orders[i]
 			placed := ts(o.PlacedAt)
 			vals[0], vals[1], vals[2], vals[3], vals[4] = tenant, o.OrderID, o.CollectionID, o.OrderNumber, nullStr(o.ExternalID)
@@ -128,8 +151,9 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 			return err
 		}
 		res.Orders = int(n)
-		lv := make([]any, len(lineItemCols))
-		n, err = s.upsertCounted(ctx, tx, "order_line_items", lineItemCols, lineItemUpsert, len(lines), func(i int) []any {
+		lcols := lineItemCols()
+		lv := make([]any, len(lcols))
+		n, err = s.upsertCounted(ctx, tx, "order_line_items", lcols, lineConflict, len(lines), func(i int) []any {
 			l := lines[i].line
 			lv[0], lv[1], lv[2], lv[3], lv[4] = tenant, lines[i].order, l.LineItemID, l.ProductID, l.VariantID
 			lv[5], lv[6], lv[7], lv[8], lv[9] = l.Title, l.ProductTitle, l.VariantTitle, l.Quantity, l.Price
@@ -141,6 +165,30 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 		return err
 	})
 	return res, err
+}
+
+// knownOrders returns the ids of orders already stored for the tenant.
+func (s *Store) knownOrders(ctx context.Context, tx *sqlx.Tx, tenant string, orders []OrderRow) (map[string]bool, error) {
+	ids := make([]string, len(orders))
+	for i, o := range orders {
+		ids[i] = o.OrderID
+	}
+	known := map[string]bool{}
+	err := s.forKeys(ids, func(cond string, args []any) error {
+		return queryEach(ctx, tx, "SELECT order_id FROM orders WHERE tenant = ? AND order_id "+cond, append([]any{tenant}, args...),
+			func(r *sql.Rows) error {
+				var id string
+				if err := r.Scan(&id); err != nil {
+					return err
+				}
+				known[id] = true
+				return nil
+			})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read known orders: %w", err)
+	}
+	return known, nil
 }
 
 func checkOrders(orders []OrderRow) error {
@@ -181,6 +229,13 @@ func nullFloat(f *float64) any {
 func (s *Store) upsertCounted(ctx context.Context, tx *sqlx.Tx, table string, cols []string, conflict string, n int, row func(i int) []any) (int64, error) {
 	if n == 0 {
 		return 0, nil
+	}
+	if conflict == "" && s.dialect == dialectPostgres {
+		// Every row is new: COPY straight into the table.
+		if err := s.bulkInsert(ctx, tx, table, cols, "", n, row); err != nil {
+			return 0, err
+		}
+		return int64(n), nil
 	}
 	if s.dialect == dialectPostgres {
 		stage := "stage_" + table
@@ -626,16 +681,23 @@ type ProductRow struct {
 	Raw string
 }
 
-var productCols = []string{
-	"tenant", "product_id", "collection_id", "title", "brand", "model", "status", "creation_status",
-	"is_in_stock", "is_discontinued", "min_price", "max_price", "country_code", "language", "raw",
-	"checked_at", "updated_at",
+// productCols are the columns SaveProducts writes.
+func productCols() []string {
+	return []string{
+		"tenant", "product_id", "collection_id", "title", "brand", "model", "status", "creation_status",
+		"is_in_stock", "is_discontinued", "min_price", "max_price", "country_code", "language", "raw",
+		"checked_at", "updated_at",
+	}
 }
 
-var productUpsert = strings.Replace(changedUpsert("products", []string{"tenant", "product_id"},
-	[]string{"collection_id", "title", "brand", "model", "status", "creation_status", "is_in_stock",
-		"is_discontinued", "min_price", "max_price", "country_code", "language", "raw"}),
-	", updated_at = excluded.updated_at", ", updated_at = excluded.updated_at, checked_at = excluded.checked_at", 1)
+// productUpsert is SaveProducts' ON CONFLICT clause: content changes move
+// updated_at and checked_at together.
+func productUpsert() string {
+	return strings.Replace(changedUpsert("products", []string{"tenant", "product_id"},
+		[]string{"collection_id", "title", "brand", "model", "status", "creation_status", "is_in_stock",
+			"is_discontinued", "min_price", "max_price", "country_code", "language", "raw"}),
+		", updated_at = excluded.updated_at", ", updated_at = excluded.updated_at, checked_at = excluded.checked_at", 1)
+}
 
 // SaveProducts records products read at at, in one transaction: changed
 // content (and tags) is written with a new updated_at; an unchanged product
@@ -644,8 +706,9 @@ func (s *Store) SaveProducts(ctx context.Context, tenant string, rows []ProductR
 	at = ts(at)
 	var changed int64
 	err := s.inTx(ctx, "save products", func(tx *sqlx.Tx) error {
-		vals := make([]any, len(productCols))
-		n, err := s.upsertCounted(ctx, tx, "products", productCols, productUpsert, len(rows), func(i int) []any {
+		cols := productCols()
+		vals := make([]any, len(cols))
+		n, err := s.upsertCounted(ctx, tx, "products", cols, productUpsert(), len(rows), func(i int) []any {
 			p := rows[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = tenant, p.ProductID, p.CollectionID, p.Title, ptrVal(p.Brand)
 			vals[5], vals[6], vals[7], vals[8], vals[9] = ptrVal(p.Model), p.Status, p.CreationStatus, p.InStock, p.Discontinued
