@@ -1,0 +1,162 @@
+package personalize
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"hrsync/model"
+	"hrsync/store"
+)
+
+// Reason says why an item is in a plan.
+type Reason string
+
+// The reasons for a call.
+const (
+	ReasonNew     Reason = "new"     // never personalized for this collection
+	ReasonChanged Reason = "changed" // the source fields changed since
+	ReasonPending Reason = "pending" // the platform answered Pending: ask again
+	ReasonRetry   Reason = "retry"   // a call failed and its wait is over
+)
+
+// Item is one personalization a run would make: one person and one
+// collection. It names the person by externalId only.
+type Item struct {
+	ExternalID   string `json:"externalId"`
+	CollectionID string `json:"collectionId"`
+	Reason       Reason `json:"reason"`
+
+	person      model.Person
+	fingerprint uint64
+	prev        *store.Personalization
+}
+
+// Plan is what a run would do, computed without any call.
+type Plan struct {
+	Tenant string `json:"tenant"`
+	// Source names the last good export read; "" when there is none.
+	Source string `json:"source"`
+	// InWindow counts the accepted records whose start date is in the window.
+	InWindow int `json:"inWindow"`
+	// NotSynced counts those the store does not list as active people (not
+	// created yet, or departed): they are not personalized.
+	NotSynced int `json:"notSynced"`
+	// Items are the calls to make, ordered by externalId, then by the
+	// configured order of the collections.
+	Items []Item `json:"items"`
+	// Unchanged counts done personalizations whose fields did not change;
+	// Unusable those the platform answered Error for; Failed those left
+	// for an operator; Waiting those whose retry is not due yet.
+	Unchanged int `json:"unchanged"`
+	Unusable  int `json:"unusable"`
+	Failed    int `json:"failed"`
+	Waiting   int `json:"waiting"`
+	// Refused lists the collections skipped because the platform refused
+	// them (422) recently.
+	Refused []store.RefusedCollection `json:"refused,omitempty"`
+}
+
+// Counts are the plan's numbers by name.
+func (p *Plan) Counts() map[string]int {
+	c := map[string]int{
+		"inWindow": p.InWindow, "notSynced": p.NotSynced, "planned": len(p.Items), "unchanged": p.Unchanged,
+		"unusable": p.Unusable, "failed": p.Failed, "waiting": p.Waiting, "refusedCollections": len(p.Refused),
+	}
+	for _, it := range p.Items {
+		c["planned"+string(it.Reason)]++
+	}
+	return c
+}
+
+// BuildPlan reads the last good export and the stored personalizations and
+// returns the calls a run would make. It makes no call and changes nothing.
+func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
+	plan := &Plan{Tenant: j.opts.Tenant}
+	if !j.Enabled() {
+		return plan, nil
+	}
+	src, ok, err := j.export(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open last good export: %w", err)
+	}
+	if !ok {
+		return plan, nil
+	}
+	plan.Source = src.Name()
+	now := j.opts.Now()
+	var hires []model.Person
+	seen := map[string]bool{}
+	_, err = src.Read(ctx, func(p model.Person) error {
+		if seen[p.ExternalID] || !InWindow(p.StartDate, now, j.opts.WindowBefore, j.opts.WindowAfter) {
+			return nil
+		}
+		seen[p.ExternalID] = true
+		hires = append(hires, p)
+		return nil
+	}, func(model.Rejection) error { return nil }) // rejected rows are never personalized
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src.Name(), err)
+	}
+	plan.InWindow = len(hires)
+	sort.Slice(hires, func(a, b int) bool { return hires[a].ExternalID < hires[b].ExternalID })
+
+	refused, err := j.store.RefusedCollections(ctx, j.opts.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	var collections []string
+	for _, c := range j.opts.Collections {
+		if r, ok := refused[c]; ok && now.Sub(r.RefusedAt) < j.opts.RecheckRefused {
+			plan.Refused = append(plan.Refused, r)
+			continue
+		}
+		collections = append(collections, c)
+	}
+	stored, err := j.store.Personalizations(ctx, j.opts.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range hires {
+		row, known, err := j.store.Person(ctx, j.opts.Tenant, p.ExternalID)
+		if err != nil {
+			return nil, err
+		}
+		if !known || !row.DepartedAt.IsZero() {
+			plan.NotSynced++
+			continue
+		}
+		fp := Fingerprint(p)
+		for _, c := range collections {
+			it := Item{ExternalID: p.ExternalID, CollectionID: c, person: p, fingerprint: fp}
+			prev, has := stored[store.PersonalizationKey{ExternalID: p.ExternalID, CollectionID: c}]
+			switch {
+			case !has:
+				it.Reason = ReasonNew
+			case prev.Fingerprint != int64(fp): //nolint:gosec // the store keeps the uint64's bits in an int64
+				it.Reason = ReasonChanged
+			case prev.State == store.PersonalizationPending:
+				it.Reason = ReasonPending
+			case prev.State == store.PersonalizationRetry && !now.Before(prev.NextAttemptAt):
+				it.Reason = ReasonRetry
+			case prev.State == store.PersonalizationRetry:
+				plan.Waiting++
+				continue
+			case prev.State == store.PersonalizationDone:
+				plan.Unchanged++
+				continue
+			case prev.State == store.PersonalizationError:
+				plan.Unusable++
+				continue
+			default:
+				plan.Failed++
+				continue
+			}
+			if has {
+				it.prev = &prev
+			}
+			plan.Items = append(plan.Items, it)
+		}
+	}
+	return plan, nil
+}
