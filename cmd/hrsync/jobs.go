@@ -72,7 +72,9 @@ func (a *app) registerJobs(reg *runner.Registry, tenants []config.Tenant, st *st
 		if err := reg.Register(store.JobPeople, t.Name, a.peopleFunc(t, st, client, opts)); err != nil {
 			return err
 		}
-		// Issue 5 plugs in here: reg.Register(store.JobPersonalize, t.Name, a.personalizeFunc(t, st, client, opts))
+		if err := reg.Register(store.JobPersonalize, t.Name, a.personalizeFunc(t, st, client, opts)); err != nil {
+			return err
+		}
 		if err := reg.Register(store.JobOrders, t.Name, a.ordersFunc(t, st, client, opts)); err != nil {
 			return err
 		}

@@ -125,7 +125,7 @@ with the balances they grant, and the safeguards the export trips. It changes no
 			if len(plans) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "no export is ready")
 			}
-			return nil
+			return a.printPersonalizePlans(cmd.Context(), cmd.OutOrStdout(), st, tenants)
 		},
 	}
 	addConfigFlags(cmd)
