@@ -91,80 +91,213 @@ func changedUpsert(table string, key, set []string) string {
 	return b.String()
 }
 
-// orderUpsert is the ON CONFLICT clause of UpsertOrders for orders.
-func orderUpsert() string {
-	return changedUpsert("orders", []string{"tenant", "order_id"},
-		[]string{"collection_id", "order_number", "external_id", "placed_at", "placed_day", "placed_month"})
+// rowShape names a table UpsertOrders writes: the columns it writes, the
+// key, and the listed columns a new listing may change (updated_at moves
+// with them; first_seen_at never does).
+type rowShape struct {
+	table          string
+	cols, key, set []string
 }
 
-// lineItemUpsert is the ON CONFLICT clause of UpsertOrders for line items.
-func lineItemUpsert() string {
-	return changedUpsert("order_line_items", []string{"tenant", "order_id", "line_item_id"},
-		[]string{"product_id", "variant_id", "title", "product_title", "variant_title", "quantity", "price",
-			"retail_price", "image_url", "image_aspect_ratio", "personalizations", "sha"})
+// orderShape is the shape of orders as UpsertOrders writes them.
+func orderShape() rowShape {
+	return rowShape{
+		table: "orders",
+		cols: []string{"tenant", "order_id", "collection_id", "order_number", "external_id", "placed_at", "placed_day",
+			"placed_month", "first_seen_at", "updated_at"},
+		key: []string{"tenant", "order_id"},
+		set: []string{"collection_id", "order_number", "external_id", "placed_at", "placed_day", "placed_month"},
+	}
+}
+
+// lineItemShape is the shape of order_line_items as UpsertOrders writes them.
+func lineItemShape() rowShape {
+	return rowShape{
+		table: "order_line_items",
+		cols: []string{"tenant", "order_id", "line_item_id", "product_id", "variant_id", "title", "product_title",
+			"variant_title", "quantity", "price", "retail_price", "image_url", "image_aspect_ratio",
+			"personalizations", "sha", "first_seen_at", "updated_at"},
+		key: []string{"tenant", "order_id", "line_item_id"},
+		set: []string{"product_id", "variant_id", "title", "product_title", "variant_title", "quantity", "price",
+			"retail_price", "image_url", "image_aspect_ratio", "personalizations", "sha"},
+	}
+}
+
+// orderBatch is a set of listed orders flattened into the rows of the two
+// tables, with the values of one row built on demand (in a reused slice:
+// the bulk writers consume a row before asking for the next).
+type orderBatch struct {
+	tenant string
+	now    time.Time
+	orders []*OrderRow
+	lines  []lineRef
+	ov, lv []any
+}
+
+// lineRef is a line item with the id of its order.
+type lineRef struct {
+	order string
+	line  *LineItemRow
+}
+
+func newOrderBatch(tenant string, now time.Time, orders []*OrderRow) *orderBatch {
+	b := &orderBatch{tenant: tenant, now: now, orders: orders,
+		ov: make([]any, len(orderShape().cols)), lv: make([]any, len(lineItemShape().cols))}
+	for _, o := range orders {
+		for j := range o.Lines {
+			b.lines = append(b.lines, lineRef{o.OrderID, &o.Lines[j]})
+		}
+	}
+	return b
+}
+
+// order returns the values of order i in the order of orderShape().cols.
+func (b *orderBatch) order(i int) []any {
+	o, v := b.orders[i], b.ov
+	placed := ts(o.PlacedAt)
+	v[0], v[1], v[2], v[3], v[4] = b.tenant, o.OrderID, o.CollectionID, o.OrderNumber, nullStr(o.ExternalID)
+	v[5], v[6], v[7] = placed, placed.Format(time.DateOnly), placed.Format("2006-01")
+	v[8], v[9] = b.now, b.now
+	return v
+}
+
+// line returns the values of line i in the order of lineItemShape().cols.
+func (b *orderBatch) line(i int) []any {
+	r, v := b.lines[i], b.lv
+	l := r.line
+	v[0], v[1], v[2], v[3], v[4] = b.tenant, r.order, l.LineItemID, l.ProductID, l.VariantID
+	v[5], v[6], v[7], v[8], v[9] = l.Title, l.ProductTitle, l.VariantTitle, l.Quantity, l.Price
+	v[10], v[11], v[12], v[13], v[14] = l.RetailPrice, l.ImageURL, nullFloat(l.ImageAspectRatio), nullStr(l.Personalizations), l.Sha
+	v[15], v[16] = b.now, b.now
+	return v
 }
 
 // UpsertOrders writes orders and their line items as listed, in one
-// transaction with bulk statements (COPY into a staging table on
-// PostgreSQL, multi-row upserts on SQLite). A row that is already the same
-// is left untouched, so listing the same orders again writes nothing. The
-// polled columns (status, tracking) are never changed here.
+// transaction. Orders not stored yet, and their lines, are new by
+// construction (a line is only ever written with its order): they are
+// streamed straight into their tables (one COPY per table on PostgreSQL,
+// multi-row INSERTs on SQLite), with no conflict handling. Orders already
+// stored are compared set-wise with what is stored (on PostgreSQL through a
+// temporary copy of the rows, on SQLite with multi-row upserts), and only
+// the rows that differ are written, so listing the same orders again writes
+// nothing. The polled columns (status, tracking) are never changed here.
+//
+// The tenant's run lock keeps another writer from adding the same orders
+// between the read of the stored ids and the writes.
 func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderRow) (IngestResult, error) {
 	var res IngestResult
 	if err := checkOrders(orders); err != nil {
 		return res, fmt.Errorf("upsert orders: %w", err)
 	}
-	type lineRef struct {
-		order string
-		line  *LineItemRow
-	}
-	var lines []lineRef
-	for i := range orders {
-		for j := range orders[i].Lines {
-			lines = append(lines, lineRef{orders[i].OrderID, &orders[i].Lines[j]})
-		}
+	if len(orders) == 0 {
+		return res, nil
 	}
 	now := s.stamp()
 	err := s.inTx(ctx, "upsert orders", func(tx *sqlx.Tx) error {
-		// Orders not stored yet (and so their lines) are copied straight in;
-		// only the others go through the staged upsert. The tenant's lock
-		// keeps another writer from adding them meanwhile.
 		known, err := s.knownOrders(ctx, tx, tenant, orders)
 		if err != nil {
 			return err
 		}
-		orderConflict, lineConflict := orderUpsert(), lineItemUpsert()
-		if len(known) == 0 {
-			orderConflict, lineConflict = "", ""
+		var fresh, stored []*OrderRow
+		for i := range orders {
+			if known[orders[i].OrderID] {
+				stored = append(stored, &orders[i])
+			} else {
+				fresh = append(fresh, &orders[i])
+			}
 		}
-		cols := orderCols()
-		vals := make([]any, len(cols))
-		n, err := s.upsertCounted(ctx, tx, "orders", cols, orderConflict, len(orders), func(i int) []any {
-			o := orders[i]
-			placed := ts(o.PlacedAt)
-			vals[0], vals[1], vals[2], vals[3], vals[4] = tenant, o.OrderID, o.CollectionID, o.OrderNumber, nullStr(o.ExternalID)
-			vals[5], vals[6], vals[7] = placed, placed.Format(time.DateOnly), placed.Format("2006-01")
-			vals[8], vals[9] = now, now
-			return vals
-		})
-		if err != nil {
-			return err
+		ord, lin := orderShape(), lineItemShape()
+		if len(fresh) > 0 {
+			b := newOrderBatch(tenant, now, fresh)
+			if err := s.bulkInsert(ctx, tx, ord.table, ord.cols, "", len(b.orders), b.order); err != nil {
+				return err
+			}
+			if err := s.bulkInsert(ctx, tx, lin.table, lin.cols, "", len(b.lines), b.line); err != nil {
+				return err
+			}
+			res.Orders += len(b.orders)
+			res.LineItems += len(b.lines)
 		}
-		res.Orders = int(n)
-		lcols := lineItemCols()
-		lv := make([]any, len(lcols))
-		n, err = s.upsertCounted(ctx, tx, "order_line_items", lcols, lineConflict, len(lines), func(i int) []any {
-			l := lines[i].line
-			lv[0], lv[1], lv[2], lv[3], lv[4] = tenant, lines[i].order, l.LineItemID, l.ProductID, l.VariantID
-			lv[5], lv[6], lv[7], lv[8], lv[9] = l.Title, l.ProductTitle, l.VariantTitle, l.Quantity, l.Price
-			lv[10], lv[11], lv[12], lv[13], lv[14] = l.RetailPrice, l.ImageURL, nullFloat(l.ImageAspectRatio), nullStr(l.Personalizations), l.Sha
-			lv[15], lv[16] = now, now
-			return lv
-		})
-		res.LineItems = int(n)
-		return err
+		if len(stored) > 0 {
+			b := newOrderBatch(tenant, now, stored)
+			n, err := s.mergeRows(ctx, tx, ord, len(b.orders), b.order)
+			if err != nil {
+				return err
+			}
+			res.Orders += int(n)
+			n, err = s.mergeRows(ctx, tx, lin, len(b.lines), b.line)
+			if err != nil {
+				return err
+			}
+			res.LineItems += int(n)
+		}
+		return nil
 	})
 	return res, err
+}
+
+// mergeRows writes n rows of shape sh whose table may already hold them:
+// the rows not stored are inserted, the stored ones that differ in sh.set
+// are updated, and the others are left untouched. It returns how many rows
+// were inserted or updated. On PostgreSQL the rows are copied into a
+// temporary table dropped at commit and merged with two set-wise
+// statements (an UPDATE ... FROM of the rows that differ, and an INSERT ...
+// SELECT of those whose key is missing), which neither lock nor rewrite the
+// rows that are the same; on SQLite they go through multi-row upserts.
+func (s *Store) mergeRows(ctx context.Context, tx *sqlx.Tx, sh rowShape, n int, row func(i int) []any) (int64, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	if s.dialect != dialectPostgres {
+		return s.upsertCounted(ctx, tx, sh.table, sh.cols, changedUpsert(sh.table, sh.key, sh.set), n, row)
+	}
+	stage := "stage_" + sh.table
+	if _, err := tx.ExecContext(ctx, "CREATE TEMP TABLE "+stage+" (LIKE "+sh.table+" INCLUDING DEFAULTS) ON COMMIT DROP"); err != nil {
+		return 0, fmt.Errorf("stage %s: %w", sh.table, err)
+	}
+	if err := copyRows(ctx, tx, stage, sh.cols, n, row); err != nil {
+		return 0, fmt.Errorf("copy %s: %w", stage, err)
+	}
+	// Fresh statistics let the planner join the staged rows with a hash
+	// join when there are many of them.
+	if _, err := tx.ExecContext(ctx, "ANALYZE "+stage); err != nil {
+		return 0, fmt.Errorf("analyze %s: %w", stage, err)
+	}
+	match := make([]string, len(sh.key))
+	for i, k := range sh.key {
+		match[i] = "t." + k + " = s." + k
+	}
+	on := strings.Join(match, " AND ")
+	assign := make([]string, 0, len(sh.set)+1)
+	differ := make([]string, len(sh.set))
+	for i, c := range sh.set {
+		assign = append(assign, c+" = s."+c)
+		differ[i] = "t." + c + " IS DISTINCT FROM s." + c
+	}
+	assign = append(assign, "updated_at = s.updated_at")
+	upd, err := tx.ExecContext(ctx, "UPDATE "+sh.table+" t SET "+strings.Join(assign, ", ")+" FROM "+stage+" s WHERE "+
+		on+" AND ("+strings.Join(differ, " OR ")+")")
+	if err != nil {
+		return 0, fmt.Errorf("update %s: %w", sh.table, err)
+	}
+	updated, err := upd.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("update %s: %w", sh.table, err)
+	}
+	list := strings.Join(sh.cols, ", ")
+	ins, err := tx.ExecContext(ctx, "INSERT INTO "+sh.table+" ("+list+") SELECT "+list+" FROM "+stage+
+		" s WHERE NOT EXISTS (SELECT 1 FROM "+sh.table+" t WHERE "+on+")")
+	if err != nil {
+		return 0, fmt.Errorf("insert %s: %w", sh.table, err)
+	}
+	inserted, err := ins.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("insert %s: %w", sh.table, err)
+	}
+	if _, err := tx.ExecContext(ctx, "DROP TABLE "+stage); err != nil {
+		return 0, fmt.Errorf("drop %s: %w", stage, err)
+	}
+	return updated + inserted, nil
 }
 
 // knownOrders returns the ids of orders already stored for the tenant.

@@ -37,9 +37,9 @@ CREATE TABLE orders (
     PRIMARY KEY (tenant, order_id),
     FOREIGN KEY (tenant, external_id) REFERENCES people (tenant, external_id)
 );
+-- The same indexes as on PostgreSQL (docs/reporting.md, "Keys and indexes").
 CREATE INDEX orders_person ON orders (tenant, external_id, placed_at);
-CREATE INDEX orders_month ON orders (tenant, placed_month);
-CREATE INDEX orders_open ON orders (tenant, is_final, polling_stopped, placed_at);
+CREATE INDEX orders_open ON orders (tenant, placed_at) WHERE NOT is_final AND NOT polling_stopped;
 
 -- order_line_items: the lines of each order, as listed, with their last polled status.
 CREATE TABLE order_line_items (
@@ -64,11 +64,11 @@ CREATE TABLE order_line_items (
     status_observed_at TIMESTAMP,         -- when the current status was first observed
     first_seen_at      TIMESTAMP NOT NULL, -- when hrsync first listed the line
     updated_at         TIMESTAMP NOT NULL, -- last time a column of the row changed
-    PRIMARY KEY (tenant, order_id, line_item_id),
-    FOREIGN KEY (tenant, order_id) REFERENCES orders (tenant, order_id) ON DELETE CASCADE
+    -- No foreign key to orders, as on PostgreSQL: the store writes a line
+    -- only with its order, in one transaction, and never deletes an order.
+    PRIMARY KEY (tenant, order_id, line_item_id)
 );
-CREATE INDEX order_line_items_product ON order_line_items (tenant, product_id);
-CREATE INDEX order_line_items_status ON order_line_items (tenant, status);
+CREATE INDEX order_line_items_status ON order_line_items (tenant, status) WHERE status IS NOT NULL;
 
 -- shipments: every parcel of a line item (allShipments), by tracking number.
 CREATE TABLE shipments (
