@@ -380,12 +380,12 @@ type emulatorProc struct {
 	client *http.Client
 }
 
-// startEmulator starts `hrsync emulator` on a free loopback port and stops
-// it when the test ends. A missing emulator command fails the test.
-func startEmulator(t *testing.T) *emulatorProc {
+// startEmulator starts `hrsync emulator` on a free loopback port, with
+// extraFlags after the defaults, and stops it when the test ends. A missing emulator command fails the test.
+func startEmulator(t *testing.T, extraFlags ...string) *emulatorProc {
 	t.Helper()
-	cmd := exec.Command(binaryPath(), "emulator", "--listen", "127.0.0.1:0", "--token", e2eToken,
-		"--personalize-delay", "1ms", "--log-requests=false")
+	cmd := exec.Command(binaryPath(), append([]string{"emulator", "--listen", "127.0.0.1:0", "--token", e2eToken,
+		"--personalize-delay", "1ms", "--log-requests=false"}, extraFlags...)...) // a later flag overrides
 	cmd.Env = childEnv()
 	pr, pw, err := os.Pipe()
 	if err != nil {

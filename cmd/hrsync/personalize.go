@@ -106,8 +106,8 @@ func findArchived(dir string, rec store.SourceFile) (string, error) {
 	stem := strings.TrimSuffix(rec.Name, ext)
 	for _, e := range entries {
 		n := e.Name()
-		if !e.Type().IsRegular() || strings.HasSuffix(n, dropfolder.ReportSuffix) ||
-			(n != rec.Name && !(strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ext))) {
+		renamed := strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ext)
+		if !e.Type().IsRegular() || strings.HasSuffix(n, dropfolder.ReportSuffix) || (n != rec.Name && !renamed) {
 			continue
 		}
 		sum, err := fileSHA256(filepath.Join(dir, n))
