@@ -476,7 +476,7 @@ func TestFailuresAndStatuses(t *testing.T) {
 		}
 		now = now.Add(24 * time.Hour)
 		rep = run(t)
-		if calls.Load() != 0 || rep.Counts["failed"] != 1 {
+		if calls.Load() != 0 || rep.Counts["leftForOperator"] != 1 || rep.Outcome() != store.OutcomeAttention {
 			t.Errorf("a failed personalization was called again: %d calls, %+v", calls.Load(), rep.Counts)
 		}
 	})
@@ -509,11 +509,12 @@ func TestFailuresAndStatuses(t *testing.T) {
 			t.Fatalf("%d calls, report %+v, row %+v", calls.Load(), rep.Counts, r)
 		}
 		calls.Store(0)
-		if _, err := job.RunOnce(t.Context()); err != nil {
+		rep, err = job.RunOnce(t.Context())
+		if err != nil {
 			t.Fatal(err)
 		}
-		if calls.Load() != 0 {
-			t.Errorf("unusable fields were sent again: %d calls", calls.Load())
+		if calls.Load() != 0 || rep.Counts["knownUnusable"] != 1 || rep.Outcome() != store.OutcomeOK {
+			t.Errorf("unusable fields were sent again or reported again: %d calls, %+v, %s", calls.Load(), rep.Counts, rep.Outcome())
 		}
 	})
 }

@@ -57,11 +57,13 @@ type Plan struct {
 	Refused []store.RefusedCollection `json:"refused,omitempty"`
 }
 
-// Counts are the plan's numbers by name.
+// Counts are the plan's numbers by name: inWindow, notSynced, planned (and
+// planned<reason> per reason), unchanged, knownUnusable, leftForOperator,
+// waiting, refusedCollections.
 func (p *Plan) Counts() map[string]int {
 	c := map[string]int{
 		"inWindow": p.InWindow, "notSynced": p.NotSynced, "planned": len(p.Items), "unchanged": p.Unchanged,
-		"unusable": p.Unusable, "failed": p.Failed, "waiting": p.Waiting, "refusedCollections": len(p.Refused),
+		"knownUnusable": p.Unusable, "leftForOperator": p.Failed, "waiting": p.Waiting, "refusedCollections": len(p.Refused),
 	}
 	for _, it := range p.Items {
 		c["planned"+string(it.Reason)]++

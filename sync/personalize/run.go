@@ -44,9 +44,10 @@ type Report struct {
 	outcome store.RunOutcome
 }
 
-// Outcome is how the run ended: failed when an error stopped it, attention
-// when a collection was refused, a call failed, or the platform found
-// source fields unusable, ok otherwise.
+// Outcome is how the run ended: failed when an error stopped it; attention
+// when, in this run, a collection was refused, a call failed or the
+// platform found source fields unusable, or when personalizations are left
+// for an operator; ok otherwise.
 func (r *Report) Outcome() store.RunOutcome {
 	if r.outcome != "" {
 		return r.outcome
@@ -97,7 +98,8 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	case err != nil:
 		rep.outcome, rep.Error = store.OutcomeFailed, err.Error()
 		log.Error("personalization failed", zap.Error(err))
-	case len(rep.Refused) > 0 || rep.Counts["retry"] > 0 || rep.Counts["gaveUp"] > 0 || rep.Counts["unusable"] > 0:
+	case len(rep.Refused) > 0 || rep.Counts["retry"] > 0 || rep.Counts["gaveUp"] > 0 || rep.Counts["unusable"] > 0 ||
+		rep.Counts["leftForOperator"] > 0:
 		rep.outcome = store.OutcomeAttention
 	default:
 		rep.outcome = store.OutcomeOK
