@@ -1,10 +1,12 @@
 package sources
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,37 +83,71 @@ type dup struct {
 	count         uint32
 }
 
-// keyIndex finds duplicate keys with little memory: it keeps a 64-bit hash
-// of each key and the line it was first seen on. Two different keys with
-// the same hash (odds about n²/2⁶⁵ for n rows) would be reported as
-// duplicates: a false rejection, never a lost one.
+// keySeen is one key of the first pass: its hash and its line.
+type keySeen struct {
+	hash uint64
+	line uint32
+}
+
+// keyIndex finds duplicate keys with little memory. The first pass appends
+// a 64-bit hash of each key with its line (16 bytes a row, no map); finish
+// sorts them, keeps only the keys seen more than once, and frees the rest,
+// so the second pass looks up a map that is empty for a clean export. Two
+// different keys with the same hash (odds about n²/2⁶⁵ for n rows) would
+// be reported as duplicates: a false rejection, never a lost one.
 type keyIndex struct {
-	first map[uint64]uint32
-	dups  map[uint64]*dup
+	// seen holds the keys of the first pass in chunks of keyChunk, so that
+	// growing never copies them.
+	seen [][]keySeen
+	n    int
+	dups map[uint64]dup
 }
 
-func newKeyIndex() keyIndex {
-	return keyIndex{first: map[uint64]uint32{}, dups: map[uint64]*dup{}}
+// keyChunk is the length of a chunk of keyIndex.seen.
+const keyChunk = 1 << 14
+
+func (k *keyIndex) observe(h uint64, line int) {
+	if len(k.seen) == 0 || len(k.seen[len(k.seen)-1]) == keyChunk {
+		k.seen = append(k.seen, make([]keySeen, 0, keyChunk))
+	}
+	last := &k.seen[len(k.seen)-1]
+	*last = append(*last, keySeen{hash: h, line: uint32(line)}) //nolint:gosec // lines of an export fit in 32 bits
+	k.n++
 }
 
-func (k keyIndex) observe(h uint64, line int) {
-	first, seen := k.first[h]
-	if !seen {
-		k.first[h] = uint32(line)
-		return
+// finish turns the keys of the first pass into the duplicate index.
+func (k *keyIndex) finish() {
+	all := make([]keySeen, 0, k.n)
+	for _, ch := range k.seen {
+		all = append(all, ch...)
 	}
-	d := k.dups[h]
-	if d == nil {
-		d = &dup{first: first, second: uint32(line), count: 1}
-		k.dups[h] = d
+	k.seen, k.n = nil, 0
+	slices.SortFunc(all, func(a, b keySeen) int {
+		if c := cmp.Compare(a.hash, b.hash); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.line, b.line)
+	})
+	k.dups = map[uint64]dup{}
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].hash == all[i].hash {
+			j++
+		}
+		if j-i > 1 {
+			k.dups[all[i].hash] = dup{first: all[i].line, second: all[i+1].line, count: uint32(j - i)} //nolint:gosec // bounded by the rows
+		}
+		i = j
 	}
-	d.count++
 }
 
 // reason says why the key on line is a duplicate, or "" when it is not.
-func (k keyIndex) reason(h uint64, line int, what string) string {
-	d := k.dups[h]
-	if d == nil {
+func (k *keyIndex) reason(h uint64, line int, what string) string {
+	if k.seen != nil {
+		k.finish() // the first pass is over
+	}
+	d, ok := k.dups[h]
+	if !ok {
 		return ""
 	}
 	if uint32(line) == d.first {
@@ -147,8 +183,6 @@ func NewValidator(source string, m Mapping, now time.Time) (*Validator, error) {
 	v := &Validator{
 		source: source,
 		today:  dateOf(now),
-		ids:    newKeyIndex(),
-		emails: newKeyIndex(),
 		digest: xxhash.New(),
 	}
 	for f := range NumFields {
@@ -489,6 +523,8 @@ func Run(ctx context.Context, v *Validator, pass Pass, emit func(model.Person) e
 	}
 	sum := v.digest.Sum64()
 	v.digest.Reset()
+	v.ids.finish()
+	v.emails.finish()
 
 	var st Stats
 	err = pass(ctx, false, func(r *Row) error {

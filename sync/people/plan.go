@@ -116,65 +116,41 @@ func (p *Plan) Summary() map[string]int {
 	}
 }
 
-// known is what the diff keeps in memory per person of state: hashes only,
-// so that a million people fit in a few tens of MiB.
-type known struct {
-	fingerprint uint64
-	email       uint64
-	departed    bool
-	created     bool
-	seen        bool
-}
-
 func hashString(s string) uint64 { return xxhash.Sum64String(s) }
+
+// fieldSep ends each field in a Fingerprint.
+var fieldSep = []byte{0x1f}
 
 // Fingerprint is the hash of a person's normalized fields; a change of any
 // field changes it. Birth dates take part only through this hash.
 func Fingerprint(p model.Person) uint64 {
-	d := xxhash.New()
-	for _, s := range []string{
-		p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location,
-		dateText(p.StartDate), dateText(p.BirthDate),
-	} {
+	var d xxhash.Digest
+	d.Reset()
+	for _, s := range [...]string{p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location} {
 		_, _ = d.WriteString(s)
-		_, _ = d.Write([]byte{0x1f})
+		_, _ = d.Write(fieldSep)
+	}
+	var buf [len(model.DateLayout) + 8]byte
+	for _, t := range [...]time.Time{p.StartDate, p.BirthDate} {
+		if !t.IsZero() {
+			_, _ = d.Write(t.AppendFormat(buf[:0], model.DateLayout))
+		}
+		_, _ = d.Write(fieldSep)
 	}
 	return d.Sum64()
 }
 
-func dateText(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.Format(model.DateLayout)
-}
-
 // BuildPlan diffs one export against state. It reads state and the export,
 // and changes nothing.
+//
+// The state is read with the store's lean scan, in a goroutine of its own,
+// while the export's first pass (duplicate detection) runs; the diff waits
+// for it at the first row of the second pass. The state is held in the
+// compact stateIndex; the departed are the active people of it that no row
+// marked as seen.
 func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, error) {
 	tenant := j.opts.Tenant
 	plan := &Plan{Tenant: tenant, Source: export.Name()}
-
-	state := make(map[uint64]known)
-	emails := make(map[uint64]uint64) // e-mail hash -> externalId hash, active people
-	err := j.store.ScanPeople(ctx, tenant, func(r store.PersonRow) error {
-		id := hashString(r.ExternalID)
-		k := known{
-			fingerprint: uint64(r.Fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
-			email:       hashString(r.Email),
-			departed:    !r.DepartedAt.IsZero(),
-			created:     !r.CreatedOnPlatformAt.IsZero(),
-		}
-		state[id] = k
-		if !k.departed {
-			plan.ActiveBefore++
-			emails[k.email] = id
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
 
 	// Grants that block a resend: pending (interrupted) or unknown outcome.
 	blocked, err := j.blockedPeople(ctx)
@@ -182,85 +158,44 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		return nil, err
 	}
 
+	load := loadStateAsync(ctx, j.store, tenant)
+	defer load.stop()
+	var (
+		state    *stateIndex
+		stateErr error
+		newIDs   = map[uint64]struct{}{}
+	)
+	ready := func() bool {
+		if state == nil && stateErr == nil {
+			state, stateErr = load.wait(ctx)
+		}
+		return stateErr == nil
+	}
+
 	stats, err := export.Read(ctx, func(p model.Person) error {
-		id := hashString(p.ExternalID)
-		k, ok := state[id]
-		if !ok {
-			if other, taken := emails[hashString(p.Email)]; taken && other != id {
-				plan.Rejections = append(plan.Rejections, model.Rejection{
-					Source: export.Name(), Line: p.Line, Field: "email",
-					Reason: "e-mail already belongs to another person in hrsync's state; an e-mail change must keep the externalId",
-				})
-				plan.Stats.Rejected++
-				return nil
-			}
-			plan.Create = append(plan.Create, p)
-			state[id] = known{seen: true, fingerprint: Fingerprint(p), email: hashString(p.Email)}
-			emails[hashString(p.Email)] = id
-			return nil
+		if !ready() {
+			return stateErr
 		}
-		if k.seen {
-			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", export.Name(), p.Line, p.ExternalID)
-		}
-		k.seen = true
-		state[id] = k
-		if !k.created && blocked[p.ExternalID] {
-			plan.Held = append(plan.Held, p.ExternalID)
-			plan.heldRows = append(plan.heldRows, p)
-			return nil
-		}
-		if !k.created {
-			// Not confirmed by a platform answer; but an operator may have
-			// confirmed (or voided) the grant: then it must not be sent
-			// again, and the person is known like any other.
-			settled, err := j.grantSettled(ctx, p.ExternalID)
-			if err != nil {
-				return err
-			}
-			if !settled {
-				plan.Create = append(plan.Create, p)
-				if plan.resends == nil {
-					plan.resends = map[string]bool{}
-				}
-				plan.resends[p.ExternalID] = true
-				return nil
-			}
-		}
-		fp := Fingerprint(p)
-		switch {
-		case k.departed:
-			plan.Returned = append(plan.Returned, p.ExternalID)
-			plan.returnedRows = append(plan.returnedRows, p)
-		case fp != k.fingerprint:
-			plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != hashString(p.Email)})
-			plan.changedRows = append(plan.changedRows, p)
-		default:
-			plan.Unchanged++
-		}
-		return nil
+		return j.diffRow(ctx, plan, state, newIDs, blocked, p)
 	}, func(r model.Rejection) error {
 		plan.Rejections = append(plan.Rejections, r)
 		return nil
 	})
+	if stateErr != nil {
+		return nil, stateErr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read export %s: %w", export.Name(), err)
+	}
+	if !ready() {
+		return nil, stateErr
 	}
 	rejectedByPlan := plan.Stats.Rejected
 	plan.Stats = stats
 	plan.Stats.Rejected += rejectedByPlan
 	plan.Stats.Accepted -= rejectedByPlan
-
-	// Departed: active people of state that the export did not list. A
-	// second streaming pass gives their ids without keeping every id.
-	err = j.store.ScanPeople(ctx, tenant, func(r store.PersonRow) error {
-		if k := state[hashString(r.ExternalID)]; !k.seen && r.DepartedAt.IsZero() {
-			plan.Departed = append(plan.Departed, r.ExternalID)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read state: %w", err)
-	}
+	plan.ActiveBefore = state.active
+	plan.Departed = state.departed()
 
 	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
 	if err != nil {
@@ -273,6 +208,66 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	plan.Trips = j.opts.Safeguards.check(plan)
 	sort.Slice(plan.Rejections, func(a, b int) bool { return plan.Rejections[a].Line < plan.Rejections[b].Line })
 	return plan, nil
+}
+
+// diffRow sorts one accepted row of the export into the plan.
+func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
+	blocked map[string]bool, p model.Person) error {
+	id := hashString(p.ExternalID)
+	k := state.lookup(id)
+	if k == nil {
+		if state.emailTaken(hashString(p.Email)) {
+			plan.Rejections = append(plan.Rejections, model.Rejection{
+				Source: plan.Source, Line: p.Line, Field: "email",
+				Reason: "e-mail already belongs to another person in hrsync's state; an e-mail change must keep the externalId",
+			})
+			plan.Stats.Rejected++
+			return nil
+		}
+		if _, twice := newIDs[id]; twice {
+			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
+		}
+		newIDs[id] = struct{}{}
+		plan.Create = append(plan.Create, p)
+		return nil
+	}
+	if k.has(flagSeen) {
+		return fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
+	}
+	k.flags |= flagSeen
+	if !k.has(flagCreated) && blocked[p.ExternalID] {
+		plan.Held = append(plan.Held, p.ExternalID)
+		plan.heldRows = append(plan.heldRows, p)
+		return nil
+	}
+	if !k.has(flagCreated) {
+		// Not confirmed by a platform answer; but an operator may have
+		// confirmed (or voided) the grant: then it must not be sent
+		// again, and the person is known like any other.
+		settled, err := j.grantSettled(ctx, p.ExternalID)
+		if err != nil {
+			return err
+		}
+		if !settled {
+			plan.Create = append(plan.Create, p)
+			if plan.resends == nil {
+				plan.resends = map[string]bool{}
+			}
+			plan.resends[p.ExternalID] = true
+			return nil
+		}
+	}
+	switch {
+	case k.has(flagDeparted):
+		plan.Returned = append(plan.Returned, p.ExternalID)
+		plan.returnedRows = append(plan.returnedRows, p)
+	case Fingerprint(p) != k.fingerprint:
+		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != hashString(p.Email)})
+		plan.changedRows = append(plan.changedRows, p)
+	default:
+		plan.Unchanged++
+	}
+	return nil
 }
 
 // blockedPeople lists the people whose grants wait for an operator.

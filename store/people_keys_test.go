@@ -1,0 +1,79 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"hrsync/store"
+)
+
+func TestScanPeopleKeys(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *store.Store) {
+		t.Run("keys, fingerprint and flags of every person of the tenant", func(t *testing.T) {
+			const n = 1203
+			rows := make([]store.PersonRow, n)
+			var gone []string
+			for i := range rows {
+				rows[i] = person(fmt.Sprintf("k%05d", i), i)
+				if i%3 == 0 {
+					rows[i].CreatedOnPlatformAt = at(2, i%60)
+					rows[i].RemoteID = fmt.Sprintf("r%d", i)
+				}
+				if i%5 == 0 {
+					gone = append(gone, rows[i].ExternalID)
+				}
+			}
+			must(t, s.SavePeople(ctx(t), "keys", rows))
+			must(t, s.MarkDeparted(ctx(t), "keys", gone, at(4, 0)))
+			must(t, s.SavePeople(ctx(t), "keys-other", []store.PersonRow{person("k00001", 99)}))
+
+			want := map[string]store.PersonKey{}
+			for i, r := range rows {
+				want[r.ExternalID] = store.PersonKey{ExternalID: r.ExternalID, Email: r.Email,
+					Fingerprint: r.Fingerprint, Departed: i%5 == 0, Created: i%3 == 0}
+			}
+			got := map[string]store.PersonKey{}
+			must(t, s.ScanPeopleKeys(ctx(t), "keys", func(k store.PersonKey) error {
+				if _, twice := got[k.ExternalID]; twice {
+					return fmt.Errorf("%s scanned twice", k.ExternalID)
+				}
+				got[k.ExternalID] = k
+				return nil
+			}))
+			if len(got) != len(want) {
+				t.Fatalf("scanned %d people, want %d", len(got), len(want))
+			}
+			for id, w := range want {
+				if got[id] != w {
+					t.Fatalf("person %s: got %+v, want %+v", id, got[id], w)
+				}
+			}
+		})
+
+		t.Run("a tenant with no people calls nothing", func(t *testing.T) {
+			must(t, s.ScanPeopleKeys(ctx(t), "nobody-here", func(store.PersonKey) error {
+				return errors.New("called for an empty tenant")
+			}))
+		})
+
+		t.Run("stops at the callback's error and returns it unchanged", func(t *testing.T) {
+			must(t, s.SavePeople(ctx(t), "keys-stop", []store.PersonRow{person("a", 1), person("b", 2), person("c", 3)}))
+			stop := errors.New("stop here")
+			calls := 0
+			err := s.ScanPeopleKeys(ctx(t), "keys-stop", func(store.PersonKey) error {
+				calls++
+				if calls == 2 {
+					return stop
+				}
+				return nil
+			})
+			if err != stop { //nolint:errorlint // must be returned unchanged
+				t.Fatalf("err = %v, want the callback's error", err)
+			}
+			if calls != 2 {
+				t.Fatalf("callback called %d times after stopping", calls)
+			}
+		})
+	})
+}

@@ -1,0 +1,230 @@
+package people
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"hrsync/store"
+)
+
+// stateIndex is hrsync's state of one tenant in the compact form the diff
+// needs: per person three 64-bit hashes and a few flags in one sorted
+// slice (32 bytes a person), the externalIds back to back in one byte
+// slice (to name the departed), and the e-mail hashes of active people.
+// A million people take about 60 MiB, with no Go map: maps of that size
+// cost about twice as much, and the garbage collector lets the heap grow
+// to twice what is live.
+type stateIndex struct {
+	people []stateEntry // sorted by id
+	byID   buckets
+	emails []uint64 // e-mail hashes of active people, sorted
+	byMail buckets
+	ids    []byte // every externalId, in scan order, back to back
+	active int    // active people
+}
+
+// stateEntry is one person of state.
+type stateEntry struct {
+	id          uint64 // hash of the externalId
+	fingerprint uint64
+	email       uint64 // hash of the e-mail
+	idStart     uint32 // where the externalId starts in stateIndex.ids
+	idLen       uint16 // its length in bytes
+	flags       uint8
+}
+
+// Flags of a stateEntry.
+const (
+	flagDeparted uint8 = 1 << iota // departed_at is set
+	flagCreated                    // the platform confirmed the creation
+	flagSeen                       // the export lists the person
+)
+
+func (e *stateEntry) has(f uint8) bool { return e.flags&f != 0 }
+
+// errStateTooLarge stops a scan whose externalIds would not fit in the
+// 32-bit offsets of stateIndex (over 4 GiB of ids).
+var errStateTooLarge = errors.New("state too large: over 4 GiB of externalIds")
+
+// chunkLen is how many values a chunk of a chunked list holds.
+const chunkLen = 1 << 14
+
+// chunked is an append-only list kept in fixed-size chunks: unlike a
+// slice it never copies what it holds while it grows, and flat copies it
+// once into a slice of the exact length. For lists of millions of values,
+// growing a slice by append copies each value about four times.
+type chunked[T any] struct {
+	full [][]T
+	last []T
+	n    int
+}
+
+func (c *chunked[T]) add(v T) {
+	if len(c.last) == cap(c.last) {
+		if c.last != nil {
+			c.full = append(c.full, c.last)
+		}
+		c.last = make([]T, 0, chunkLen)
+	}
+	c.last = append(c.last, v)
+	c.n++
+}
+
+// flat returns the values in one slice and empties c.
+func (c *chunked[T]) flat() []T {
+	out := make([]T, 0, c.n)
+	for _, ch := range c.full {
+		out = append(out, ch...)
+	}
+	out = append(out, c.last...)
+	*c = chunked[T]{}
+	return out
+}
+
+// loadState reads the tenant's people with the store's lean scan and
+// indexes them.
+func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
+	s := &stateIndex{}
+	var (
+		people chunked[stateEntry]
+		emails chunked[uint64]
+	)
+	err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
+		if len(s.ids)+len(k.ExternalID) > math.MaxUint32 || len(k.ExternalID) > math.MaxUint16 {
+			return errStateTooLarge
+		}
+		e := stateEntry{
+			id:          hashString(k.ExternalID),
+			fingerprint: uint64(k.Fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
+			email:       hashString(k.Email),
+			idStart:     uint32(len(s.ids)),        //nolint:gosec // checked above
+			idLen:       uint16(len(k.ExternalID)), //nolint:gosec // checked above
+		}
+		if k.Departed {
+			e.flags |= flagDeparted
+		} else {
+			s.active++
+			emails.add(e.email)
+		}
+		if k.Created {
+			e.flags |= flagCreated
+		}
+		people.add(e)
+		s.ids = append(s.ids, k.ExternalID...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	s.people, s.emails = people.flat(), emails.flat()
+	slices.SortFunc(s.people, func(a, b stateEntry) int { return cmp.Compare(a.id, b.id) })
+	slices.Sort(s.emails)
+	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
+	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+	return s, nil
+}
+
+// lookup returns the person whose externalId hashes to id, or nil.
+func (s *stateIndex) lookup(id uint64) *stateEntry {
+	lo, hi := s.byID.span(id)
+	for i := lo; i < hi; i++ {
+		if s.people[i].id == id {
+			return &s.people[i]
+		}
+	}
+	return nil
+}
+
+// emailTaken tells whether an active person of state has the e-mail that
+// hashes to email.
+func (s *stateIndex) emailTaken(email uint64) bool {
+	lo, hi := s.byMail.span(email)
+	return slices.Contains(s.emails[lo:hi], email)
+}
+
+// externalID returns the externalId of e.
+func (s *stateIndex) externalID(e *stateEntry) string {
+	return string(s.ids[e.idStart : e.idStart+uint32(e.idLen)])
+}
+
+// departed lists, sorted, the active people of state the export did not
+// list.
+func (s *stateIndex) departed() []string {
+	var out []string
+	for i := range s.people {
+		if e := &s.people[i]; e.flags&(flagSeen|flagDeparted) == 0 {
+			out = append(out, s.externalID(e))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// buckets speeds up the search of a sorted slice of hashes: starts[b] is
+// the index of the first hash whose top bits are b or more. With about one
+// bucket per element, a lookup reads one or two elements, like a hash
+// table, for 4 bytes per element.
+type buckets struct {
+	shift  uint
+	starts []uint32
+}
+
+// newBuckets indexes the n sorted hashes that key returns.
+func newBuckets(n int, key func(int) uint64) buckets {
+	width := bits.Len(uint(n)) // 2^width > n buckets
+	b := buckets{shift: uint(64 - width), starts: make([]uint32, 1<<width+1)}
+	for i := range n {
+		b.starts[key(i)>>b.shift+1]++
+	}
+	for i := 1; i < len(b.starts); i++ {
+		b.starts[i] += b.starts[i-1]
+	}
+	return b
+}
+
+// span returns the range of the slice where h may be.
+func (b buckets) span(h uint64) (lo, hi int) {
+	k := h >> b.shift
+	return int(b.starts[k]), int(b.starts[k+1])
+}
+
+// stateLoad reads the state in a goroutine of its own, so that the read
+// overlaps the export's first pass.
+type stateLoad struct {
+	done   chan struct{}
+	cancel context.CancelFunc
+	state  *stateIndex
+	err    error
+}
+
+// loadStateAsync starts loadState; wait gives its result, stop ends it.
+func loadStateAsync(ctx context.Context, st *store.Store, tenant string) *stateLoad {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &stateLoad{done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(l.done)
+		l.state, l.err = loadState(ctx, st, tenant)
+	}()
+	return l
+}
+
+// wait blocks until the state is read, or ctx is done.
+func (l *stateLoad) wait(ctx context.Context) (*stateIndex, error) {
+	select {
+	case <-l.done:
+		return l.state, l.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("read state: %w", ctx.Err())
+	}
+}
+
+// stop cancels the read if it still runs and waits for its end.
+func (l *stateLoad) stop() {
+	l.cancel()
+	<-l.done
+}

@@ -1,0 +1,197 @@
+package people
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"hrsync/model"
+	"hrsync/store"
+)
+
+func TestFingerprintIsStable(t *testing.T) {
+	// Fingerprints are stored in state: a change of the function would
+	// make every person look changed. These values come from the first
+	// implementation.
+	full := model.Person{ExternalID: "E001", Email: "ana@example.com", FirstName: "Ana", LastName: "Lima",
+		Department: "Ops", Location: "Montréal",
+		StartDate: time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC), BirthDate: time.Date(1990, 12, 31, 0, 0, 0, 0, time.UTC)}
+	noBirth := full
+	noBirth.BirthDate = time.Time{}
+	for _, tt := range []struct {
+		name string
+		p    model.Person
+		want uint64
+	}{
+		{"every field", full, 0x8e7f0d8985e001b8},
+		{"keys only", model.Person{ExternalID: "0042", Email: "bo@example.com"}, 0x9e5fd1ec1c782758},
+		{"no birth date", noBirth, 0xf969a7508d1e9d98},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Fingerprint(tt.p); got != tt.want {
+				t.Fatalf("Fingerprint = %#x, want %#x", got, tt.want)
+			}
+		})
+	}
+	t.Run("line and balance take no part", func(t *testing.T) {
+		other := full
+		other.Line = 99
+		b := 12.5
+		other.AddBalance = &b
+		if Fingerprint(other) != Fingerprint(full) {
+			t.Fatal("fingerprint moved with the line or the balance")
+		}
+	})
+}
+
+func TestBuckets(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 1000, 4097} {
+		t.Run(fmt.Sprintf("%d hashes", n), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(n)))
+			hs := make([]uint64, n)
+			for i := range hs {
+				hs[i] = r.Uint64()
+			}
+			if n > 2 {
+				hs[1], hs[2] = 0, ^uint64(0) // the extremes
+			}
+			slices.Sort(hs)
+			b := newBuckets(n, func(i int) uint64 { return hs[i] })
+			for i, h := range hs {
+				lo, hi := b.span(h)
+				if i < lo || i >= hi {
+					t.Fatalf("hash %d (%#x) at %d outside its span [%d, %d)", i, h, i, lo, hi)
+				}
+			}
+			for range 1000 { // a missing hash's span holds no other bucket's hash
+				h := r.Uint64()
+				lo, hi := b.span(h)
+				for _, x := range hs[lo:hi] {
+					if x>>b.shift != h>>b.shift {
+						t.Fatalf("span of %#x holds %#x of another bucket", h, x)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestChunked(t *testing.T) {
+	for _, n := range []int{0, 1, chunkLen - 1, chunkLen, chunkLen + 1, 3*chunkLen + 7} {
+		t.Run(fmt.Sprintf("%d values", n), func(t *testing.T) {
+			var c chunked[int]
+			for i := range n {
+				c.add(i)
+			}
+			got := c.flat()
+			if len(got) != n || cap(got) != n {
+				t.Fatalf("len %d cap %d, want %d", len(got), cap(got), n)
+			}
+			for i, v := range got {
+				if v != i {
+					t.Fatalf("value %d is %d", i, v)
+				}
+			}
+			if c.n != 0 || c.full != nil || c.last != nil {
+				t.Fatal("flat did not empty the list")
+			}
+		})
+	}
+}
+
+func TestLoadState(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "state.db"), store.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	const n = 5000
+	rows := make([]store.PersonRow, n)
+	var gone []string
+	for i := range rows {
+		rows[i] = store.PersonRow{ExternalID: fmt.Sprintf("%07d", n-i), Email: fmt.Sprintf("p%d@example.com", i),
+			Fingerprint: int64(i) * -7919}
+		if i%2 == 0 {
+			rows[i].CreatedOnPlatformAt = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+		}
+		if i%10 == 0 {
+			gone = append(gone, rows[i].ExternalID)
+		}
+	}
+	if err := st.SavePeople(t.Context(), "t", rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MarkDeparted(t.Context(), "t", gone, time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadState(t.Context(), st, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("every person is found with its fingerprint, e-mail and flags", func(t *testing.T) {
+		if len(s.people) != n || s.active != n-len(gone) {
+			t.Fatalf("%d people, %d active; want %d, %d", len(s.people), s.active, n, n-len(gone))
+		}
+		for i, r := range rows {
+			e := s.lookup(hashString(r.ExternalID))
+			if e == nil {
+				t.Fatalf("%s not found", r.ExternalID)
+			}
+			if e.fingerprint != uint64(r.Fingerprint) || e.email != hashString(r.Email) || //nolint:gosec // bits kept
+				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || e.has(flagSeen) {
+				t.Fatalf("%s: entry %+v does not match row %d", r.ExternalID, *e, i)
+			}
+			if got := s.externalID(e); got != r.ExternalID {
+				t.Fatalf("externalID = %q, want %q", got, r.ExternalID)
+			}
+			if s.emailTaken(hashString(r.Email)) != (i%10 != 0) {
+				t.Fatalf("e-mail of %s taken = %v; only active people's e-mails are", r.ExternalID, !(i%10 != 0))
+			}
+		}
+		if s.lookup(hashString("nobody")) != nil || s.emailTaken(hashString("nobody@example.com")) {
+			t.Fatal("an unknown key was found")
+		}
+	})
+
+	t.Run("departed lists the unseen active people, sorted", func(t *testing.T) {
+		var want []string
+		for i, r := range rows {
+			switch {
+			case i%10 == 0: // departed already
+			case i%3 == 0:
+				s.lookup(hashString(r.ExternalID)).flags |= flagSeen
+			default:
+				want = append(want, r.ExternalID)
+			}
+		}
+		slices.Sort(want)
+		if got := s.departed(); !slices.Equal(got, want) {
+			t.Fatalf("departed: %d people, want %d (first %v)", len(got), len(want), got[:min(3, len(got))])
+		}
+	})
+
+	t.Run("an empty tenant gives an empty index", func(t *testing.T) {
+		e, err := loadState(t.Context(), st, "none")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.lookup(1) != nil || e.emailTaken(1) || len(e.departed()) != 0 || e.active != 0 {
+			t.Fatal("empty state found something")
+		}
+	})
+
+	t.Run("a cancelled context stops the read", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		l := loadStateAsync(ctx, st, "t")
+		defer l.stop()
+		if _, err := l.wait(t.Context()); err == nil {
+			t.Fatal("read a state with a cancelled context")
+		}
+	})
+}
