@@ -11,12 +11,15 @@
 //
 // Reading streams: encoding/csv reads one record at a time, the header row
 // is rewritten from the configured names to the csv tags of a row struct,
-// and gocarina/gocsv maps each record onto that struct through its
-// decoder-based streaming API (none of gocsv's package-level settings is
-// touched). The file is read twice, as sources.Run explains, so Read needs
-// an io.ReadSeeker. Memory does not grow with the records read, only with
-// the duplicate index of sources.Run (two hash maps, about 75 bytes per
-// row live: some 75 MB for a million rows).
+// and gocarina/gocsv maps the records onto that struct in batches of a few
+// hundred (gocsv.UnmarshalDecoder over a decoder that yields one batch per
+// call), in a goroutine of its own while the caller validates the previous
+// batch; none of gocsv's package-level settings is touched. The file is
+// read twice, as sources.Run explains, so Read needs an io.ReadSeeker; the
+// first pass (keys only) does without gocsv. Memory does not grow with the
+// records read, only with the duplicate index of sources.Run (16 bytes per
+// row and key during the first pass, about 32 MB for a million rows, then
+// only the duplicated keys).
 package csvsrc
 
 import (
@@ -147,17 +150,15 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	return sources.Run(ctx, v, pass, emit, reject)
 }
 
-// records reads the records of one pass. It implements gocsv.CSVReader:
-// the first Read returns the rewritten header, every later one a record
-// with the line, problem and blank columns appended.
+// records reads the records of one pass. It implements gocsv.Decoder for
+// the second pass (GetCSVRows).
 type records struct {
 	ctx    context.Context
 	cr     *csv.Reader
-	header []string // rewritten header, returned by the first Read
+	header []string // rewritten header, first of every batch
 	ncols  int      // number of columns in the file's header
 	index  [sources.NumFields]int
-	out    []string
-	sent   bool
+	batch  [][]string // header and records of the current batch
 }
 
 // openRecords reads the header of text and maps it: a configured column
@@ -210,7 +211,6 @@ func openRecords(ctx context.Context, name string, text io.Reader, delim rune, m
 		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: found}
 	}
 	rec.header = append(rec.header, colLine, colProblem, colBlank)
-	rec.out = make([]string, len(rec.header))
 	return rec, nil
 }
 
@@ -273,71 +273,115 @@ func (rc *records) keys(visit func(*sources.Row) error) error {
 	}
 }
 
-// Read implements gocsv.CSVReader for the second pass.
-func (rc *records) Read() ([]string, error) {
-	if !rc.sent {
-		rc.sent = true
-		return rc.header, nil
-	}
-	fields, line, problem, err := rc.next()
-	if err != nil {
-		return nil, err
-	}
-	clear(rc.out)
-	if fields != nil {
-		copy(rc.out, fields[:rc.ncols])
-	}
-	n := len(rc.out)
-	rc.out[n-3] = strconv.Itoa(line)
-	rc.out[n-2] = problem
-	if problem == "" && allEmpty(fields) {
-		rc.out[n-1] = "1"
-	}
-	return rc.out, nil
-}
+// batchLen is how many records gocsv maps in one call in the second pass.
+const batchLen = 512
 
-// ReadAll implements gocsv.CSVReader; the streaming API never calls it.
-func (rc *records) ReadAll() ([][]string, error) {
-	var all [][]string
-	for {
-		rec, err := rc.Read()
+// GetCSVRows implements gocsv.Decoder for the second pass: the rewritten
+// header, then up to batchLen records with the line, problem and blank
+// columns appended; only the header when the file is exhausted. The slices
+// are reused by the next call: gocsv copies the strings into the rows.
+func (rc *records) GetCSVRows() ([][]string, error) {
+	if rc.batch == nil {
+		rc.batch = make([][]string, 1, batchLen+1)
+		rc.batch[0] = rc.header
+	}
+	rc.batch = rc.batch[:1]
+	for len(rc.batch) <= batchLen {
+		fields, line, problem, err := rc.next()
 		if errors.Is(err, io.EOF) {
-			return all, nil
+			break
 		}
 		if err != nil {
-			return all, err
+			return nil, err
 		}
-		all = append(all, append([]string(nil), rec...))
+		i := len(rc.batch)
+		rc.batch = rc.batch[:i+1] // the capacity is batchLen+1
+		if rc.batch[i] == nil {
+			rc.batch[i] = make([]string, len(rc.header))
+		}
+		out := rc.batch[i]
+		clear(out)
+		if fields != nil {
+			copy(out, fields[:rc.ncols])
+		}
+		n := len(out)
+		out[n-3] = strconv.Itoa(line)
+		out[n-2] = problem
+		if problem == "" && allEmpty(fields) {
+			out[n-1] = "1"
+		}
 	}
+	return rc.batch, nil
 }
 
-// rows runs the second pass: gocsv maps each record onto the row struct.
-// gocsv decodes in a goroutine of its own and hands rows over one at a
-// time; cancelling the reader's context makes the next Read fail, which
-// ends that goroutine before UnmarshalDecoderToCallback returns.
+// rows runs the second pass. A goroutine reads the records and maps them
+// onto the row struct with gocsv, a batch at a time (gocsv's per-row
+// streaming API hands every row over a channel and calls back through
+// reflection, which cost more than the mapping); the calling goroutine
+// visits the rows in order. The goroutine ends before rows returns:
+// cancelling the reader's context makes its next read fail.
 func (rc *records) rows(ctx context.Context, visit func(*sources.Row) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rc.ctx = ctx
+	batches := make(chan []row, 2)
+	free := make(chan []row, 3)
+	mapped := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		mapped <- rc.mapBatches(ctx, batches, free)
+	}()
 	var (
 		stopErr error
 		r       sources.Row
 	)
-	err := gocsv.UnmarshalDecoderToCallback(gocsv.NewSimpleDecoderFromCSVReader(rc), func(x row) {
+	for b := range batches {
+		for i := range b {
+			b[i].fill(&r)
+			if stopErr = visit(&r); stopErr != nil {
+				break
+			}
+		}
 		if stopErr != nil {
-			return
-		}
-		x.fill(&r)
-		if err := visit(&r); err != nil {
-			stopErr = err
 			cancel()
+			break
 		}
-	})
+		select {
+		case free <- b[:cap(b)]:
+		default:
+		}
+	}
+	for range batches { //nolint:revive // drain, so that the goroutine ends
+	}
+	err := <-mapped
 	if stopErr != nil {
 		return stopErr
 	}
-	if err != nil {
-		return fmt.Errorf("map csv rows: %w", err)
+	return err
+}
+
+// mapBatches maps the records with gocsv, batchLen at a time, and sends
+// each batch of rows on batches; it reuses the batches it gets back on
+// free.
+func (rc *records) mapBatches(ctx context.Context, batches chan<- []row, free <-chan []row) error {
+	for {
+		var out []row
+		select {
+		case out = <-free:
+		default:
+			out = make([]row, batchLen)
+		}
+		if err := gocsv.UnmarshalDecoder(rc, &out); err != nil {
+			return fmt.Errorf("map csv rows: %w", err)
+		}
+		n := len(rc.batch) - 1
+		if n == 0 {
+			return nil
+		}
+		select {
+		case batches <- out[:n]:
+		case <-ctx.Done():
+			return fmt.Errorf("map csv rows: %w", ctx.Err())
+		}
 	}
-	return nil
 }
