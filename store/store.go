@@ -186,16 +186,31 @@ func openSQLite(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	rdb.SetMaxOpenConns(8)
 	s := &Store{dialect: dialectSQLite, w: sqlx.NewDb(wdb, "sqlite3"), r: sqlx.NewDb(rdb, "sqlite3"), path: abs}
 	// The writer connects first, so that the file exists and is in WAL
-	// mode before a query-only reader opens it.
-	if err := s.w.PingContext(ctx); err != nil {
-		_ = s.Close()
-		return nil, fmt.Errorf("open sqlite: %w", err)
-	}
-	if err := s.r.PingContext(ctx); err != nil {
+	// mode before a query-only reader opens it. Processes opening a new
+	// file at once take turns: switching it to WAL needs it alone.
+	err = s.withSetupLock(ctx, func() error {
+		if err := s.w.PingContext(ctx); err != nil {
+			return err
+		}
+		return s.r.PingContext(ctx)
+	})
+	if err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	return s, nil
+}
+
+// withSetupLock runs fn holding the SQLite file's setup lock, which
+// processes opening or migrating the same file take in turn.
+func (s *Store) withSetupLock(ctx context.Context, fn func() error) error {
+	fl := flock.New(s.LockPath("migrate"))
+	ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return fmt.Errorf("wait for the setup lock: %w", err)
+	}
+	defer func() { _ = fl.Close() }()
+	return fn()
 }
 
 func openPostgres(ctx context.Context, dsn string, opts Options) (*Store, error) {
@@ -291,22 +306,20 @@ func (s *Store) provider() (*goose.Provider, error) {
 // Two processes migrating the same database wait for each other: on
 // PostgreSQL through goose's session lock, on SQLite through a file lock.
 func (s *Store) Migrate(ctx context.Context) error {
-	if s.dialect != dialectPostgres {
-		fl := flock.New(s.LockPath("migrate"))
-		ok, err := fl.TryLockContext(ctx, 20*time.Millisecond)
-		if err != nil || !ok {
-			return fmt.Errorf("migrate: wait for the migration lock: %w", err)
+	up := func() error {
+		p, err := s.provider()
+		if err != nil {
+			return err
 		}
-		defer func() { _ = fl.Close() }()
+		if _, err := p.Up(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		return nil
 	}
-	p, err := s.provider()
-	if err != nil {
-		return err
+	if s.dialect == dialectPostgres {
+		return up()
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
+	return s.withSetupLock(ctx, up)
 }
 
 // MigrationVersion reports the schema version applied and the newest version
