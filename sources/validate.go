@@ -227,10 +227,16 @@ func (v *Validator) Observe(r *Row) {
 
 // fingerprint feeds what both passes must agree on into the digest.
 func (v *Validator) fingerprint(r *Row) {
-	var b [8]byte
-	n := strconv.AppendInt(b[:0], int64(r.Line), 10)
-	_, _ = v.digest.Write(n)
-	_, _ = v.digest.WriteString("\x00" + NormalizeID(r.Text[ExternalID]) + "\x00" + NormalizeEmail(r.Text[Email]) + "\x00" + r.Problem + "\x01")
+	var b [20]byte
+	d := v.digest
+	_, _ = d.Write(strconv.AppendInt(b[:0], int64(r.Line), 10))
+	_, _ = d.WriteString("\x00")
+	_, _ = d.WriteString(NormalizeID(r.Text[ExternalID]))
+	_, _ = d.WriteString("\x00")
+	_, _ = d.WriteString(NormalizeEmail(r.Text[Email]))
+	_, _ = d.WriteString("\x00")
+	_, _ = d.WriteString(r.Problem)
+	_, _ = d.WriteString("\x01")
 }
 
 // Check validates a row in the second pass. It returns the person, or the
@@ -338,6 +344,11 @@ func ParseDate(s, layout string) (time.Time, string) {
 	if s == "" {
 		return time.Time{}, ""
 	}
+	if layout == DefaultDateLayout {
+		if t, ok := parseISODate(s); ok && t.Year() >= 1900 {
+			return t, ""
+		}
+	}
 	t, err := time.Parse(layout, s)
 	if err != nil {
 		return time.Time{}, fmt.Sprintf("date %s does not match the layout %q (e.g. %s)",
@@ -348,6 +359,37 @@ func ParseDate(s, layout string) (time.Time, string) {
 		return time.Time{}, fmt.Sprintf("date %s is before 1900", quoteValue(s))
 	}
 	return t, ""
+}
+
+// parseISODate is a fast path of time.Parse(DefaultDateLayout, s) for the
+// common case: it accepts only what time.Parse accepts (four-digit year,
+// two-digit month and day, a day that exists), with the same date, and
+// says !ok for anything else, which the caller then hands to time.Parse.
+func parseISODate(s string) (time.Time, bool) {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return time.Time{}, false
+	}
+	num := func(p string) (int, bool) {
+		n := 0
+		for i := range len(p) {
+			if p[i] < '0' || p[i] > '9' {
+				return 0, false
+			}
+			n = n*10 + int(p[i]-'0')
+		}
+		return n, true
+	}
+	y, ok1 := num(s[:4])
+	m, ok2 := num(s[5:7])
+	d, ok3 := num(s[8:])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
+		return time.Time{}, false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	if t.Day() != d { // the 31st of a 30-day month rolls over
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // quoteValue quotes a bad value for a reason, cut to a sane length.
@@ -438,6 +480,16 @@ func checkText(s string) (string, string) {
 // spaces is set) and the replacement character a decoder leaves for bytes
 // that are not valid in the file's encoding.
 func badChars(s string, spaces bool) string {
+	printable := true // printable ASCII only: nothing to refuse
+	for i := range len(s) {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			printable = false
+			break
+		}
+	}
+	if printable {
+		return ""
+	}
 	if strings.ContainsRune(s, utf8.RuneError) {
 		return "holds a character that could not be decoded: check the file's encoding"
 	}
@@ -459,6 +511,14 @@ func CheckEmail(s string) (string, string) {
 	if e == "" {
 		return "", ""
 	}
+	if plainAddress(e) {
+		return e, ""
+	}
+	return checkEmail(e)
+}
+
+// checkEmail makes every check of CheckEmail on a normalized address.
+func checkEmail(e string) (string, string) {
 	const bad = "not a valid e-mail address"
 	if len(e) > 254 {
 		return "", bad + ": longer than 254 characters"
@@ -478,6 +538,60 @@ func CheckEmail(s string) (string, string) {
 		return "", bad + ": " + reason
 	}
 	return e, ""
+}
+
+// plainAddress is a fast path of CheckEmail for the common case: it
+// accepts only a plain ASCII address that every check of CheckEmail
+// accepts (net/mail included, with the address unchanged), and says false
+// for anything else, which then goes through those checks. A local part of
+// atoms joined by single dots, at most 64 bytes; a domain of two or more
+// labels of letters, digits and inner hyphens, the last one not numeric.
+func plainAddress(e string) bool {
+	at := strings.IndexByte(e, '@')
+	if at < 1 || at > 64 || len(e) > 254 {
+		return false
+	}
+	local, domain := e[:at], e[at+1:]
+	prev := byte('.') // a leading dot is refused
+	for i := range len(local) {
+		c := local[i]
+		switch {
+		case c == '.':
+			if prev == '.' {
+				return false
+			}
+		case !isAtext(c):
+			return false
+		}
+		prev = c
+	}
+	if prev == '.' {
+		return false
+	}
+	labels, start, numeric := 0, 0, true
+	for i := 0; i <= len(domain); i++ {
+		if i < len(domain) && domain[i] != '.' {
+			c := domain[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		l := domain[start:i]
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		labels++
+		numeric = allDigits(l)
+		start = i + 1
+	}
+	return labels >= 2 && !numeric
+}
+
+// isAtext tells whether c is an atom character of RFC 5322 (ASCII).
+func isAtext(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
 }
 
 func checkDomain(d string) string {
