@@ -256,6 +256,29 @@ func TestE2EPersonalize(t *testing.T) {
 			t.Errorf("the rerun made %d personalize calls\n%s", n, res)
 		}
 	})
+	step(t, "status shows every personalization done", func(t *testing.T) {
+		e := e.in(t)
+		res := e.mustRun(0, "status", "--json")
+		var rep struct {
+			Tenants []struct {
+				PersonalizationsPending *int                      `json:"personalizationsPending"`
+				Personalizations        map[string]map[string]int `json:"personalizations"`
+			} `json:"tenants"`
+		}
+		if err := json.Unmarshal([]byte(res.stdout), &rep); err != nil {
+			t.Fatalf("status --json: %v\n%s", err, res)
+		}
+		if len(rep.Tenants) != 1 || rep.Tenants[0].PersonalizationsPending == nil || *rep.Tenants[0].PersonalizationsPending != 0 {
+			t.Fatalf("status: %+v, want one tenant with 0 pending", rep.Tenants)
+		}
+		done := 0
+		for _, states := range rep.Tenants[0].Personalizations {
+			done += states["done"]
+		}
+		if done != 200 {
+			t.Errorf("status shows %d personalizations done, want 200: %v", done, rep.Tenants[0].Personalizations)
+		}
+	})
 	step(t, "a changed department re-personalizes exactly that person", func(t *testing.T) {
 		e := e.in(t)
 		before := e.personalizations()

@@ -51,9 +51,12 @@ type statusTenant struct {
 	HeldGrants int    `json:"heldGrants"`
 	// Files counts the drop folder's files; nil for a SQL source.
 	Files *statusFiles `json:"files,omitempty"`
-	// PersonalizationsPending is nil until the personalize job (issue 5)
-	// gives the store a count of them.
+	// PersonalizationsPending counts the personalizations still waiting for
+	// a Done (pending at the platform, or to be retried).
 	PersonalizationsPending *int `json:"personalizationsPending"`
+	// Personalizations counts the tenant's personalizations per collection
+	// and state (pending, retry, done, error, failed).
+	Personalizations map[string]map[string]int `json:"personalizations"`
 	// OrdersPolling is nil until the orders job (issue 4) gives the store a
 	// count of the orders whose status is still polled.
 	OrdersPolling *int `json:"ordersPolling"`
@@ -138,6 +141,10 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 		}
 		return rep.Runs[i].Job < rep.Runs[j].Job
 	})
+	counts, err := st.PersonalizationCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range tenants {
 		held, err := st.ListGrants(ctx, store.GrantFilter{Tenant: t.Name, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
 		if err != nil {
@@ -151,16 +158,32 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 			}
 			stt.Files = files
 		}
-		stt.PersonalizationsPending = personalizationsPending(ctx, st, t.Name)
+		stt.Personalizations, stt.PersonalizationsPending = personalizationCounts(counts, t.Name)
 		stt.OrdersPolling = ordersPolling(ctx, st, t.Name)
 		rep.Tenants = append(rep.Tenants, stt)
 	}
 	return rep, nil
 }
 
-// personalizationsPending is the hook for issue 5 (personalization): it
-// returns nil until the store can count a tenant's pending personalizations.
-func personalizationsPending(context.Context, *store.Store, string) *int { return nil }
+// personalizationCounts groups a tenant's personalization counts by
+// collection and state, and sums those still waiting for a Done.
+func personalizationCounts(all []store.PersonalizationCount, tenant string) (map[string]map[string]int, *int) {
+	byCollection := map[string]map[string]int{}
+	pending := 0
+	for _, c := range all {
+		if c.Tenant != tenant {
+			continue
+		}
+		if byCollection[c.CollectionID] == nil {
+			byCollection[c.CollectionID] = map[string]int{}
+		}
+		byCollection[c.CollectionID][string(c.State)] += c.Count
+		if c.State == store.PersonalizationPending || c.State == store.PersonalizationRetry {
+			pending += c.Count
+		}
+	}
+	return byCollection, &pending
+}
 
 // ordersPolling is the hook for issue 4 (orders): it returns nil until the
 // store can count a tenant's orders whose status is still polled.
@@ -253,5 +276,33 @@ func printStatus(w io.Writer, rep *statusReport) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("print status: %w", err)
 	}
+	printPersonalizations(w, rep)
 	return nil
+}
+
+// printPersonalizations prints pending, done and failed personalizations
+// per tenant and collection, when there are any.
+func printPersonalizations(w io.Writer, rep *statusReport) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	header := false
+	for _, t := range rep.Tenants {
+		collections := make([]string, 0, len(t.Personalizations))
+		for c := range t.Personalizations {
+			collections = append(collections, c)
+		}
+		sort.Strings(collections)
+		for _, c := range collections {
+			if !header {
+				fmt.Fprintln(w)
+				fmt.Fprintln(tw, "TENANT\tCOLLECTION\tPENDING\tDONE\tFAILED")
+				header = true
+			}
+			n := t.Personalizations[c]
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", t.Name, c,
+				n[string(store.PersonalizationPending)]+n[string(store.PersonalizationRetry)],
+				n[string(store.PersonalizationDone)],
+				n[string(store.PersonalizationError)]+n[string(store.PersonalizationFailed)])
+		}
+	}
+	_ = tw.Flush()
 }
