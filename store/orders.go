@@ -194,6 +194,9 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 	}
 	now := s.stamp()
 	err := s.inTx(ctx, "upsert orders", func(tx *sqlx.Tx) error {
+		if err := s.checkPeople(ctx, tx, tenant, orders); err != nil {
+			return err
+		}
 		known, err := s.knownOrders(ctx, tx, tenant, orders)
 		if err != nil {
 			return err
@@ -298,6 +301,50 @@ func (s *Store) mergeRows(ctx context.Context, tx *sqlx.Tx, sh rowShape, n int, 
 		return 0, fmt.Errorf("drop %s: %w", stage, err)
 	}
 	return updated + inserted, nil
+}
+
+// ErrUnknownPerson is returned (wrapped) by UpsertOrders when an order
+// names a person the store does not hold for the tenant.
+var ErrUnknownPerson = errors.New("person not in the store")
+
+// checkPeople stands for the foreign key from orders to people: every
+// person the orders name must be a stored person of the tenant. It is one
+// query for the batch rather than a check per row; on PostgreSQL it locks
+// the people it finds FOR KEY SHARE until the transaction ends, as a
+// foreign key check would, so that none of them can be deleted meanwhile.
+func (s *Store) checkPeople(ctx context.Context, tx *sqlx.Tx, tenant string, orders []OrderRow) error {
+	named := map[string]bool{}
+	var ids []string
+	for _, o := range orders {
+		if o.ExternalID != "" && !named[o.ExternalID] {
+			named[o.ExternalID] = true
+			ids = append(ids, o.ExternalID)
+		}
+	}
+	lock := ""
+	if s.dialect == dialectPostgres {
+		lock = " FOR KEY SHARE"
+	}
+	err := s.forKeys(ids, func(cond string, args []any) error {
+		return queryEach(ctx, tx, "SELECT external_id FROM people WHERE tenant = ? AND external_id "+cond+lock,
+			append([]any{tenant}, args...), func(r *sql.Rows) error {
+				var id string
+				if err := r.Scan(&id); err != nil {
+					return err
+				}
+				delete(named, id)
+				return nil
+			})
+	})
+	if err != nil {
+		return fmt.Errorf("read people: %w", err)
+	}
+	for _, o := range orders { // the first order, in the caller's order, that names a missing person
+		if named[o.ExternalID] {
+			return fmt.Errorf("order %s: person %s: %w", o.OrderID, o.ExternalID, ErrUnknownPerson)
+		}
+	}
+	return nil
 }
 
 // knownOrders returns the ids of orders already stored for the tenant.

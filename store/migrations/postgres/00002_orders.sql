@@ -33,8 +33,11 @@ CREATE TABLE orders (
     polling_stopped_at timestamptz,
     first_seen_at      timestamptz NOT NULL,
     updated_at         timestamptz NOT NULL,
-    PRIMARY KEY (tenant, order_id),
-    FOREIGN KEY (tenant, external_id) REFERENCES people (tenant, external_id)
+    -- No declared foreign key to people: its per-row check cost more than
+    -- an index. The store checks the batch's people set-wise instead (one
+    -- query that also locks them FOR KEY SHARE, as the foreign key would),
+    -- and hrsync never deletes a person (docs/reporting.md, "Keys and indexes").
+    PRIMARY KEY (tenant, order_id)
 );
 -- Secondary indexes are paid for on every row the orders job writes, so
 -- each one has a documented question or a query of the job behind it

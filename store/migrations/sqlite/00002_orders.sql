@@ -34,8 +34,9 @@ CREATE TABLE orders (
     polling_stopped_at TIMESTAMP,         -- when polling was stopped; NULL while polled
     first_seen_at      TIMESTAMP NOT NULL, -- when hrsync first listed the order
     updated_at         TIMESTAMP NOT NULL, -- last time a column of the row changed
-    PRIMARY KEY (tenant, order_id),
-    FOREIGN KEY (tenant, external_id) REFERENCES people (tenant, external_id)
+    -- No declared foreign key to people, as on PostgreSQL: the store checks
+    -- each batch's people in one query, and hrsync never deletes a person.
+    PRIMARY KEY (tenant, order_id)
 );
 -- The same indexes as on PostgreSQL (docs/reporting.md, "Keys and indexes").
 CREATE INDEX orders_person ON orders (tenant, external_id, placed_at);
