@@ -67,18 +67,8 @@ emulator: build ## start the platform emulator on 127.0.0.1:8080 with the token 
 DEMO_TOKEN ?= demo-token
 DEMO_ADDR ?= 127.0.0.1:8080
 
-demo: build ## start the emulator, sync the sample export on the embedded defaults (SQLite), print the summary
-	@rm -rf demo && mkdir -p demo/dropfolder
-	@cp examples/demo.yaml demo/hrsync.yaml && cp examples/exports/employees.csv demo/dropfolder/employees.csv
-	@$(BIN) emulator --listen $(DEMO_ADDR) --token $(DEMO_TOKEN) --personalize-delay 1s > demo/emulator.log 2>&1 & echo $$! > demo/emulator.pid
-	@for i in $$(seq 50); do curl -fsS -o /dev/null http://$(DEMO_ADDR)/_emulator/dataset 2>/dev/null && break; sleep 0.1; done
-	@echo "== hrsync validate"; HRSYNC_API_TOKEN=$(DEMO_TOKEN) HRSYNC_STORE_URL=sqlite:demo/hrsync.db HRSYNC_LOG_FORMAT=console $(BIN) validate --config demo/hrsync.yaml || true
-	@echo "== hrsync plan";     HRSYNC_API_TOKEN=$(DEMO_TOKEN) HRSYNC_STORE_URL=sqlite:demo/hrsync.db HRSYNC_LOG_FORMAT=console $(BIN) plan --config demo/hrsync.yaml || true
-	@echo "== hrsync run people"; HRSYNC_API_TOKEN=$(DEMO_TOKEN) HRSYNC_STORE_URL=sqlite:demo/hrsync.db HRSYNC_LOG_FORMAT=console $(BIN) run people --config demo/hrsync.yaml; rc=$$?; \
-	  echo "exit code $$rc"; kill $$(cat demo/emulator.pid) 2>/dev/null; \
-	  echo "== state: demo/hrsync.db (SQLite); archived export and its report: demo/dropfolder/processed/"; \
-	  echo "   try: sqlite3 demo/hrsync.db 'select external_id, state, amount from grants'"; \
-	  test $$rc -eq 0 -o $$rc -eq 4
+demo: build ## start the emulator, run a full cycle on the sample export with the SQLite store, print the summary
+	BIN=$(BIN) DEMO_TOKEN=$(DEMO_TOKEN) DEMO_ADDR=$(DEMO_ADDR) bash examples/demo.sh
 
 clean: ## remove build output
 	rm -rf bin
