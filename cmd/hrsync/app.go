@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -247,4 +248,11 @@ func (f *fileExport) Archive(processed bool, report []byte) error {
 		return nil
 	}
 	return f.archive(processed, report)
+}
+
+// printJSON writes v as indented JSON, the form of every --json output.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -139,9 +139,7 @@ func newOrdersCmd() *cobra.Command {
 
 func printOrder(w io.Writer, tenant string, d store.OrderDetail, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(w, struct {
 			Tenant string `json:"tenant"`
 			store.OrderDetail
 		}{tenant, d})
@@ -231,9 +229,7 @@ func newProductCmd() *cobra.Command {
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(p)
+				return printJSON(w, p)
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "id\t%s\n", p.Id)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -115,9 +114,7 @@ with the balances they grant, and the safeguards the export trips. It changes no
 				}
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(plans)
+				return printJSON(cmd.OutOrStdout(), plans)
 			}
 			for _, p := range plans {
 				printPlan(cmd.OutOrStdout(), p)
@@ -247,9 +244,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 				return err
 			}
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(grants)
+				return printJSON(cmd.OutOrStdout(), grants)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
