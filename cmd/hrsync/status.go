@@ -56,8 +56,8 @@ type statusTenant struct {
 	// Personalizations counts the tenant's personalizations per collection
 	// and state (pending, retry, done, error, failed).
 	Personalizations map[string]map[string]int `json:"personalizations"`
-	// OrdersPolling is nil until the orders job (issue 4) gives the store a
-	// count of the orders whose status is still polled.
+	// OrdersPolling counts the orders whose status is still polled (neither
+	// final nor stopped).
 	OrdersPolling *int `json:"ordersPolling"`
 }
 
@@ -156,7 +156,9 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 			stt.Files = files
 		}
 		stt.Personalizations, stt.PersonalizationsPending = personalizationCounts(counts, t.Name)
-		stt.OrdersPolling = ordersPolling(ctx, st, t.Name)
+		if stt.OrdersPolling, err = ordersPolling(ctx, st, t.Name); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+		}
 		rep.Tenants = append(rep.Tenants, stt)
 	}
 	return rep, nil
@@ -182,9 +184,16 @@ func personalizationCounts(all []store.PersonalizationCount, tenant string) (map
 	return byCollection, &pending
 }
 
-// ordersPolling is the hook for issue 4 (orders): it returns nil until the
-// store can count a tenant's orders whose status is still polled.
-func ordersPolling(context.Context, *store.Store, string) *int { return nil }
+// ordersPolling counts the tenant's orders whose status the orders job
+// still polls: those neither final nor stopped (store.OpenOrders).
+func ordersPolling(ctx context.Context, st *store.Store, tenant string) (*int, error) {
+	open, err := st.OpenOrders(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	n := len(open)
+	return &n, nil
+}
 
 // folderFiles counts the files waiting in a drop folder (without waiting
 // for them to be stable) and those archived in processed/ and failed/.
