@@ -91,7 +91,7 @@ func rerun(ctx context.Context, self string, env []string, hrsync, cfg, drop, pr
 		return proc.Measurement{}, 0, fmt.Errorf("drop marker: %w", err)
 	}
 	var calls atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return proc.Measurement{}, 0, fmt.Errorf("listen: %w", err)
 	}
@@ -110,7 +110,9 @@ func rerun(ctx context.Context, self string, env []string, hrsync, cfg, drop, pr
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-		<-served
+		if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "peoplebench: counting API:", err)
+		}
 	}()
 	env = append(env[:len(env):len(env)],
 		"HRSYNC_API_BASE_URL=http://"+ln.Addr().String(),

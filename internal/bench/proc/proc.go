@@ -46,7 +46,7 @@ func (m Measurement) PeakMiB() float64 { return float64(m.PeakRSS) / MiB }
 // quotes.
 const stderrTail = 2048
 
-// LauncherArg, as a program's first argument, makes it the launcher: main
+// LauncherArg is the first argument that makes a program the launcher: main
 // calls Launch with the arguments that follow.
 const LauncherArg = "__proc_launch"
 
@@ -152,7 +152,7 @@ func maxRSS(ps interface{ SysUsage() any }) int64 {
 		return 0
 	}
 	if runtime.GOOS == "darwin" {
-		return int64(ru.Maxrss)
+		return ru.Maxrss
 	}
-	return int64(ru.Maxrss) * 1024
+	return ru.Maxrss * 1024
 }
