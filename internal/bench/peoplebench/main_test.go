@@ -188,9 +188,6 @@ func TestBaselineChild(t *testing.T) {
 // TestRun runs the whole harness, small, on both stores with the real
 // binary: it builds hrsync, seeds, plans, reruns and checks.
 func TestRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds hrsync and runs it several times")
-	}
 	pg := os.Getenv(pgEnv)
 	if pg == "" {
 		t.Fatalf("the harness test needs PostgreSQL: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", pgEnv)
