@@ -354,7 +354,20 @@ func (s *Store) knownOrders(ctx context.Context, tx *sqlx.Tx, tenant string, ord
 		ids[i] = o.OrderID
 	}
 	known := map[string]bool{}
-	err := s.forKeys(ids, func(cond string, args []any) error {
+	// A tenant's first backfill, the largest batch it ever writes, finds
+	// no order stored: one probe spares it a lookup of every id.
+	stored := 0
+	err := queryEach(ctx, tx, "SELECT 1 FROM orders WHERE tenant = ? LIMIT 1", []any{tenant}, func(*sql.Rows) error {
+		stored++
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read known orders: %w", err)
+	}
+	if stored == 0 {
+		return known, nil
+	}
+	err = s.forKeys(ids, func(cond string, args []any) error {
 		return queryEach(ctx, tx, "SELECT order_id FROM orders WHERE tenant = ? AND order_id "+cond, append([]any{tenant}, args...),
 			func(r *sql.Rows) error {
 				var id string
