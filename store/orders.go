@@ -52,23 +52,6 @@ type IngestResult struct {
 	LineItems int `json:"lineItems"`
 }
 
-// orderCols are the columns UpsertOrders writes to orders.
-func orderCols() []string {
-	return []string{
-		"tenant", "order_id", "collection_id", "order_number", "external_id", "placed_at", "placed_day",
-		"placed_month", "first_seen_at", "updated_at",
-	}
-}
-
-// lineItemCols are the columns UpsertOrders writes to order_line_items.
-func lineItemCols() []string {
-	return []string{
-		"tenant", "order_id", "line_item_id", "product_id", "variant_id", "title", "product_title",
-		"variant_title", "quantity", "price", "retail_price", "image_url", "image_aspect_ratio",
-		"personalizations", "sha", "first_seen_at", "updated_at",
-	}
-}
-
 // changedUpsert renders an ON CONFLICT clause that updates set (and
 // updated_at) only when one of them differs, so that an unchanged row is
 // not written at all.
