@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -95,10 +96,13 @@ func (s *Store) ScanPeople(ctx context.Context, tenant string, fn func(PersonRow
 }
 
 // PersonKey is the lean view of a person that a diff needs: the keys, the
-// fingerprint and two flags, with no time parsed.
+// fingerprint and two flags, with no time parsed. ExternalID and Email are
+// the driver's bytes, valid only during the call of the scan's fn: copy
+// what must outlive it (a million short strings would be garbage the
+// collector must chase, for a caller that mostly hashes them).
 type PersonKey struct {
-	ExternalID string
-	Email      string
+	ExternalID []byte
+	Email      []byte
 	// Fingerprint is as in PersonRow.
 	Fingerprint int64
 	// Departed is set when departed_at is set.
@@ -108,7 +112,8 @@ type PersonKey struct {
 }
 
 // ScanPeopleKeys streams every person of tenant to fn, in no particular
-// order, reading only what PersonKey holds. It is the scan for large diffs:
+// order, reading only what PersonKey holds; fn must not keep the key's
+// byte slices. It is the scan for large diffs:
 // much cheaper than ScanPeople, since no timestamp is read or parsed. It
 // stops at fn's first error and returns that error unchanged.
 func (s *Store) ScanPeopleKeys(ctx context.Context, tenant string, fn func(PersonKey) error) error {
@@ -129,13 +134,15 @@ func (s *Store) ScanPeopleKeys(ctx context.Context, tenant string, fn func(Perso
 	}
 	defer func() { _ = rows.Close() }()
 	var (
-		k     PersonKey
-		flags int64
+		k         PersonKey
+		id, email sql.RawBytes
+		flags     int64
 	)
 	for rows.Next() {
-		if err := rows.Scan(&k.ExternalID, &k.Email, &k.Fingerprint, &flags); err != nil {
+		if err := rows.Scan(&id, &email, &k.Fingerprint, &flags); err != nil {
 			return fmt.Errorf("scan people keys: %w", err)
 		}
+		k.ExternalID, k.Email = id, email
 		k.Departed, k.Created = flags&1 != 0, flags&2 != 0
 		if err := fn(k); err != nil {
 			return err

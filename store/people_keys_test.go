@@ -28,17 +28,23 @@ func TestScanPeopleKeys(t *testing.T) {
 			must(t, s.MarkDeparted(ctx(t), "keys", gone, at(4, 0)))
 			must(t, s.SavePeople(ctx(t), "keys-other", []store.PersonRow{person("k00001", 99)}))
 
-			want := map[string]store.PersonKey{}
-			for i, r := range rows {
-				want[r.ExternalID] = store.PersonKey{ExternalID: r.ExternalID, Email: r.Email,
-					Fingerprint: r.Fingerprint, Departed: i%5 == 0, Created: i%3 == 0}
+			// key is a PersonKey with its bytes copied, comparable.
+			type key struct {
+				id, email         string
+				fingerprint       int64
+				departed, created bool
 			}
-			got := map[string]store.PersonKey{}
+			want := map[string]key{}
+			for i, r := range rows {
+				want[r.ExternalID] = key{r.ExternalID, r.Email, r.Fingerprint, i%5 == 0, i%3 == 0}
+			}
+			got := map[string]key{}
 			must(t, s.ScanPeopleKeys(ctx(t), "keys", func(k store.PersonKey) error {
-				if _, twice := got[k.ExternalID]; twice {
-					return fmt.Errorf("%s scanned twice", k.ExternalID)
+				c := key{string(k.ExternalID), string(k.Email), k.Fingerprint, k.Departed, k.Created}
+				if _, twice := got[c.id]; twice {
+					return fmt.Errorf("%s scanned twice", c.id)
 				}
-				got[k.ExternalID] = k
+				got[c.id] = c
 				return nil
 			}))
 			if len(got) != len(want) {

@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/cespare/xxhash/v2"
+
 	"hrsync/store"
 )
 
@@ -99,9 +101,9 @@ func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 			return errStateTooLarge
 		}
 		e := stateEntry{
-			id:          hashString(k.ExternalID),
+			id:          xxhash.Sum64(k.ExternalID),
 			fingerprint: uint64(k.Fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
-			email:       hashString(k.Email),
+			email:       xxhash.Sum64(k.Email),
 			idStart:     uint32(len(s.ids)),        //nolint:gosec // checked above
 			idLen:       uint16(len(k.ExternalID)), //nolint:gosec // checked above
 		}
