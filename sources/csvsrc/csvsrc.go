@@ -351,7 +351,8 @@ func (rc *records) rows(ctx context.Context, visit func(*sources.Row) error) err
 		default:
 		}
 	}
-	for range batches { //nolint:revive // drain, so that the goroutine ends
+	// Drain, so that the goroutine ends.
+	for range batches {
 	}
 	err := <-mapped
 	if stopErr != nil {

@@ -119,7 +119,7 @@ func (p *Plan) Summary() map[string]int {
 func hashString(s string) uint64 { return xxhash.Sum64String(s) }
 
 // fieldSep ends each field in a Fingerprint.
-var fieldSep = []byte{0x1f}
+const fieldSep = "\x1f"
 
 // Fingerprint is the hash of a person's normalized fields; a change of any
 // field changes it. Birth dates take part only through this hash.
@@ -128,14 +128,14 @@ func Fingerprint(p model.Person) uint64 {
 	d.Reset()
 	for _, s := range [...]string{p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location} {
 		_, _ = d.WriteString(s)
-		_, _ = d.Write(fieldSep)
+		_, _ = d.WriteString(fieldSep)
 	}
 	var buf [len(model.DateLayout) + 8]byte
 	for _, t := range [...]time.Time{p.StartDate, p.BirthDate} {
 		if !t.IsZero() {
 			_, _ = d.Write(t.AppendFormat(buf[:0], model.DateLayout))
 		}
-		_, _ = d.Write(fieldSep)
+		_, _ = d.WriteString(fieldSep)
 	}
 	return d.Sum64()
 }
