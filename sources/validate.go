@@ -571,8 +571,7 @@ func plainAddress(e string) bool {
 	labels, start, numeric := 0, 0, true
 	for i := 0; i <= len(domain); i++ {
 		if i < len(domain) && domain[i] != '.' {
-			c := domain[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			if c := domain[i]; c != '-' && !isAlnum(c) {
 				return false
 			}
 			continue
@@ -590,8 +589,12 @@ func plainAddress(e string) bool {
 
 // isAtext tells whether c is an atom character of RFC 5322 (ASCII).
 func isAtext(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+	return isAlnum(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+}
+
+// isAlnum tells whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 func checkDomain(d string) string {

@@ -150,7 +150,7 @@ func TestLoadState(t *testing.T) {
 				t.Fatalf("externalID = %q, want %q", got, r.ExternalID)
 			}
 			if s.emailTaken(hashString(r.Email)) != (i%10 != 0) {
-				t.Fatalf("e-mail of %s taken = %v; only active people's e-mails are", r.ExternalID, !(i%10 != 0))
+				t.Fatalf("e-mail of %s taken = %v; only active people's e-mails are", r.ExternalID, i%10 == 0)
 			}
 		}
 		if s.lookup(hashString("nobody")) != nil || s.emailTaken(hashString("nobody@example.com")) {
