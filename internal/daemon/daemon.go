@@ -139,6 +139,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		srv     *http.Server
 		srvErr  = make(chan error, 1)
 		serving bool
+		addr    net.Addr
 	)
 	if d.opts.Listen != "" {
 		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", d.opts.Listen)
@@ -148,10 +149,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		serving = true
 		go func() { srvErr <- srv.Serve(ln) }()
-		d.log.Info("daemon listening", zap.String("addr", ln.Addr().String()))
-		if d.opts.OnListen != nil {
-			d.opts.OnListen(ln.Addr())
-		}
+		addr = ln.Addr()
 	}
 
 	// Runs get a context of their own, cancelled only at shutdown, after
@@ -167,6 +165,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	c.Start()
 	d.running.Store(true)
+	// Announced only now, so that whoever waits for the address finds the
+	// scheduler running (/readyz answers 200).
+	if addr != nil {
+		d.log.Info("daemon listening", zap.String("addr", addr.String()))
+		if d.opts.OnListen != nil {
+			d.opts.OnListen(addr)
+		}
+	}
 
 	var err error
 	select {
