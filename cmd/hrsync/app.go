@@ -97,6 +97,20 @@ func (a *app) tenants(cmd *cobra.Command) ([]config.Tenant, error) {
 	return []config.Tenant{*t}, nil
 }
 
+// loadAppStore reads the configuration and opens the store: what every
+// command that reads or decides on state starts with. The caller closes the store.
+func loadAppStore(cmd *cobra.Command) (*app, *store.Store, error) {
+	a, err := loadApp(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := a.openStore(cmd.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, st, nil
+}
+
 // openStore opens and migrates the configured store.
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, Migrate: true})

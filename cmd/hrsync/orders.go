@@ -104,16 +104,13 @@ func newOrdersCmd() *cobra.Command {
 		Short: "Print what the reporting tables hold for one order (status, lines, shipments, history)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := loadApp(cmd)
+			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
 			}
 			tenants, err := a.tenants(cmd)
 			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
+				_ = st.Close()
 				return err
 			}
 			defer st.Close() //nolint:errcheck // read only

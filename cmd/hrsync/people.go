@@ -77,17 +77,14 @@ func newPlanCmd() *cobra.Command {
 would do: new, changed, returned, departed and held people, rejected rows, the createPeople calls
 with the balances they grant, and the safeguards the export trips. It changes nothing.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			a, err := loadApp(cmd)
+			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
 			}
 			asJSON, _ := cmd.Flags().GetBool("json")
 			tenants, err := a.tenants(cmd)
 			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
+				_ = st.Close()
 				return err
 			}
 			defer st.Close() //nolint:errcheck // read only
@@ -222,11 +219,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 		Short: "List grants (default: the held ones)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd)
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
+			_, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
 			}
@@ -266,15 +259,11 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			Short: short,
 			Args:  cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, keys []string) error {
-				a, err := loadApp(cmd)
+				_, st, err := loadAppStore(cmd)
 				if err != nil {
 					return err
 				}
 				note, _ := cmd.Flags().GetString("note")
-				st, err := a.openStore(cmd.Context())
-				if err != nil {
-					return err
-				}
 				defer st.Close() //nolint:errcheck // each decision is committed on its own
 				for _, k := range keys {
 					if err := do(cmd.Context(), st, k, note); err != nil {
@@ -306,11 +295,7 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Create or upgrade hrsync's tables in the configured store",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd)
-			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
+			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
 			}

@@ -78,16 +78,13 @@ drop folder and those archived as processed or failed, the personalizations pend
 whose status is still polled. It changes nothing and makes no API call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := loadApp(cmd)
+			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
 			}
 			tenants, err := a.tenants(cmd)
 			if err != nil {
-				return err
-			}
-			st, err := a.openStore(cmd.Context())
-			if err != nil {
+				_ = st.Close()
 				return err
 			}
 			defer st.Close() //nolint:errcheck // read only
