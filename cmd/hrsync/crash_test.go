@@ -26,18 +26,23 @@ type killPoint struct {
 // would, and checks that every person exists once at the emulator with
 // exactly the balance the ledger says was granted. The second subtest adds
 // 5xx answers and dropped connections after the emulator applied the call.
+// Both run on each store.
 func TestCrashPeopleSync(t *testing.T) {
-	t.Run("kills", func(t *testing.T) {
-		t.Parallel()
-		crashScenario(t, false)
-	})
-	t.Run("kills with 5xx and dropped connections after apply", func(t *testing.T) {
-		t.Parallel()
-		crashScenario(t, true)
-	})
+	for _, store := range storeKinds() {
+		t.Run(store, func(t *testing.T) {
+			t.Run("kills", func(t *testing.T) {
+				t.Parallel()
+				crashScenario(t, store, false)
+			})
+			t.Run("kills with 5xx and dropped connections after apply", func(t *testing.T) {
+				t.Parallel()
+				crashScenario(t, store, true)
+			})
+		})
+	}
 }
 
-func crashScenario(t *testing.T, faults bool) {
+func crashScenario(t *testing.T, store string, faults bool) {
 	n := 3000
 	kills := []killPoint{
 		{delay: 15 * time.Millisecond}, {calls: 1}, {calls: 3}, {delay: 120 * time.Millisecond}, {calls: 2},
@@ -47,7 +52,7 @@ func crashScenario(t *testing.T, faults bool) {
 		n = 600
 		kills = []killPoint{{delay: 15 * time.Millisecond}, {calls: 1}, {calls: 2}, {delay: 120 * time.Millisecond}, {calls: 1}, {calls: 2}}
 	}
-	e := newEnv(t, configOptions{batchSize: 50, concurrency: 4, timeout: 10 * time.Second, maxAttempts: 3})
+	e := newEnv(t, configOptions{batchSize: 50, concurrency: 4, timeout: 10 * time.Second, maxAttempts: 3, store: store})
 	if faults {
 		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Status: 500, Latency: "20ms", Rate: 0.2})
 		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Drop: true, Latency: "20ms", Rate: 0.2})
@@ -248,8 +253,8 @@ func resolveHeld(t *testing.T, e *env) (confirmed, released int) {
 }
 
 // journalKeys maps each grant's key to the Idempotency-Key of the call it
-// was last sent in, read from the worker's SQLite state (read only, while
-// no worker runs).
+// was last sent in, read from the worker's state (SQLite or PostgreSQL,
+// while no worker runs).
 func journalKeys(t *testing.T, e *env) map[string]string {
 	t.Helper()
 	rows, err := e.stateDB().QueryContext(t.Context(), `SELECT g.grant_key, j.idempotency_key

@@ -10,8 +10,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +28,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 	_ "modernc.org/sqlite" // reads the worker's state between runs
 )
+
+// pgEnv names the variable that gives the PostgreSQL server the
+// PostgreSQL variants of the tests run against.
+const pgEnv = "HRSYNC_TEST_POSTGRES_URL"
+
+// Kinds of store a test env can use.
+const (
+	storeSQLite   = "sqlite"
+	storePostgres = "postgres"
+)
+
+// storeKinds are the stores the store-sensitive tests run on.
+func storeKinds() []string { return []string{storeSQLite, storePostgres} }
 
 // e2eToken is the bearer token the emulator accepts in these tests. It is
 // a test value, passed to hrsync only through HRSYNC_API_TOKEN.
@@ -90,6 +107,12 @@ type env struct {
 	emu     *emulatorProc
 	company string
 	coll    string
+	// storeKind is storeSQLite or storePostgres.
+	storeKind string
+	// pgURL and schema name the PostgreSQL store (storePostgres only);
+	// the URL reaches the binary only through HRSYNC_STORE_URL.
+	pgURL  string
+	schema string
 }
 
 // in returns the env for a subtest: its helpers report to t.
@@ -105,15 +128,67 @@ type configOptions struct {
 	concurrency int
 	timeout     time.Duration
 	maxAttempts int
+	// store is storeSQLite (the default when empty) or storePostgres.
+	store string
+}
+
+// postgresURL returns the test server's URL, failing the test when unset.
+func postgresURL(t *testing.T) string {
+	t.Helper()
+	u := os.Getenv(pgEnv)
+	if u == "" {
+		t.Fatalf("the PostgreSQL variant needs a server: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)", pgEnv)
+	}
+	return u
+}
+
+// freshSchema names a new random PostgreSQL schema for the test and drops
+// it, with everything in it, when the test ends.
+func freshSchema(t *testing.T, pgURL string) string {
+	t.Helper()
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("random schema name: %v", err)
+	}
+	schema := "hrsync_e2e_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		db, err := sql.Open("postgres", pgURL)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer db.Close() //nolint:errcheck // nothing written
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
 }
 
 // newEnv starts an emulator and writes a configuration for one tenant fed
-// by a drop folder in the test's temporary folder, with a SQLite store.
+// by a drop folder in the test's temporary folder, with a SQLite store in
+// that folder, or with opts.store set to storePostgres, a fresh schema of
+// the server HRSYNC_TEST_POSTGRES_URL names (dropped when the test ends).
 func newEnv(t *testing.T, opts configOptions) *env {
 	t.Helper()
+	e := &env{t: t, dir: t.TempDir(), storeKind: storeSQLite}
+	storeCfg := "  url: sqlite:" + filepath.Join(e.dir, "state.db")
+	switch opts.store {
+	case "", storeSQLite:
+	case storePostgres:
+		e.storeKind = storePostgres
+		e.pgURL = postgresURL(t)
+		// Registered before the emulator starts, so dropped after it stops.
+		e.schema = freshSchema(t, e.pgURL)
+		storeCfg = "  schema: " + e.schema
+	default:
+		t.Fatalf("unknown store %q", opts.store)
+	}
 	emu := startEmulator(t)
 	ds := emu.dataset(t)
-	e := &env{t: t, dir: t.TempDir(), emu: emu, company: ds.CompanyID}
+	e.emu, e.company = emu, ds.CompanyID
 	for _, c := range ds.Collections {
 		if !c.Personalizable {
 			e.coll = c.ID
@@ -144,7 +219,7 @@ func newEnv(t *testing.T, opts configOptions) *env {
 	}
 	e.config = filepath.Join(e.dir, "hrsync.yaml")
 	cfg := fmt.Sprintf(`store:
-  url: sqlite:%s
+%s
 api:
   baseUrl: %s
   timeout: %s
@@ -167,7 +242,7 @@ tenants:
       batchSize: %d
       concurrency: %d
       defaultBalance: 25
-`, filepath.Join(e.dir, "state.db"), emu.url, opts.timeout, opts.maxAttempts,
+`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
 		tenantName, e.company, e.coll, e.drop, opts.batchSize, opts.concurrency)
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -180,7 +255,11 @@ func (e *env) command(ctx context.Context, args ...string) *exec.Cmd {
 	full := append([]string{}, args...)
 	full = append(full, "--config", e.config)
 	cmd := exec.CommandContext(ctx, binaryPath(), full...)
-	cmd.Env = childEnv("HRSYNC_API_TOKEN=" + e2eToken)
+	extra := []string{"HRSYNC_API_TOKEN=" + e2eToken}
+	if e.storeKind == storePostgres {
+		extra = append(extra, "HRSYNC_STORE_URL="+e.pgURL)
+	}
+	cmd.Env = childEnv(extra...)
 	cmd.Dir = e.dir
 	return cmd
 }
@@ -649,23 +728,60 @@ func waitFor(bound time.Duration, cond func() bool) bool {
 	}
 }
 
-// stateDB opens the worker's SQLite state read only, for checks made while
-// no worker runs; it is closed when the test ends.
+// stateDB opens the worker's state for checks made while no worker runs:
+// the SQLite file read only, or on PostgreSQL the test's schema (as the
+// search_path of every connection, with no idle connection kept). It is
+// closed when the test ends. Queries written with ? placeholders go
+// through e.rebind first.
 func (e *env) stateDB() *sql.DB {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "state.db")+"?mode=ro")
+	db, err := e.openState()
 	if err != nil {
-		e.t.Fatal(err)
+		e.t.Fatalf("open the worker's state: %v", err)
 	}
 	e.t.Cleanup(func() { _ = db.Close() })
 	return db
 }
 
-// count runs a SELECT COUNT(*) on the worker's state.
+func (e *env) openState() (*sql.DB, error) {
+	if e.storeKind != storePostgres {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(e.dir, "state.db")+"?mode=ro")
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		return db, nil
+	}
+	cfg, err := pq.NewConfig(e.pgURL)
+	if err != nil {
+		return nil, errors.New("parse the postgres url") // pq's error may quote it
+	}
+	if cfg.Runtime == nil {
+		cfg.Runtime = map[string]string{}
+	}
+	cfg.Runtime["search_path"] = pq.QuoteIdentifier(e.schema)
+	conn, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres connector: %w", err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxIdleConns(0) // many checks per test: hold no connection between them
+	return db, nil
+}
+
+// rebind turns a query's ? placeholders into the store's own.
+func (e *env) rebind(query string) string {
+	if e.storeKind == storePostgres {
+		return sqlx.Rebind(sqlx.DOLLAR, query)
+	}
+	return query
+}
+
+// count runs a SELECT COUNT(*) on the worker's state; the query takes ?
+// placeholders on either store.
 func (e *env) count(query string, args ...any) int {
 	e.t.Helper()
 	var n int
-	if err := e.stateDB().QueryRowContext(e.t.Context(), query, args...).Scan(&n); err != nil {
+	if err := e.stateDB().QueryRowContext(e.t.Context(), e.rebind(query), args...).Scan(&n); err != nil {
 		e.t.Fatalf("%s: %v", query, err)
 	}
 	return n

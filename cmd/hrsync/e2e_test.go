@@ -72,10 +72,20 @@ func step(t *testing.T, name string, fn func(t *testing.T)) {
 }
 
 // TestE2EPeopleSync runs the binary through the life of one tenant's
-// exports against the emulator; each step builds on the state the one
-// before left, so the subtests run in order and stop at the first failure.
+// exports against the emulator, once on each store; each step builds on
+// the state the one before left, so the subtests run in order and stop at
+// the first failure.
 func TestE2EPeopleSync(t *testing.T) {
-	e := newEnv(t, configOptions{batchSize: 25, concurrency: 2})
+	for _, store := range storeKinds() {
+		t.Run(store, func(t *testing.T) {
+			t.Parallel()
+			e2ePeopleSync(t, store)
+		})
+	}
+}
+
+func e2ePeopleSync(t *testing.T, store string) {
+	e := newEnv(t, configOptions{batchSize: 25, concurrency: 2, store: store})
 	staff := genPeople(0, 100)
 	first := csvExport(staff)
 
