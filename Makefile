@@ -45,6 +45,10 @@ verify: ## generated code is fresh and go.mod is tidy
 	cd tools && $(GO) mod tidy
 	@git diff --exit-code -- api go.mod go.sum tools/go.mod tools/go.sum || { echo "generated code or go.mod is stale: run 'make generate' and 'go mod tidy'"; exit 1; }
 
+# make bench measures at the issues' sizes: 100,000 orders with 300,000 line items ingested, 10,000 order
+# statuses polled (plain `go test -bench` keeps the small defaults).
+bench: export HRSYNC_BENCH_ORDERS ?= 100000
+bench: export HRSYNC_BENCH_POLL_ORDERS ?= 10000
 bench: build ## run the go test benchmarks, then the people-sync harness on 1,000,000 rows (docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) build -o bin/peoplebench ./internal/bench/peoplebench
