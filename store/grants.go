@@ -427,26 +427,11 @@ func (g grantRow) model() model.Grant {
 
 // ListGrants returns the grants matching f, ordered by tenant and key.
 func (s *Store) ListGrants(ctx context.Context, f GrantFilter) ([]model.Grant, error) {
-	var (
-		where []string
-		args  []any
-	)
-	if f.Tenant != "" {
-		where, args = append(where, "tenant = ?"), append(args, f.Tenant)
-	}
-	if f.ExternalID != "" {
-		where, args = append(where, "external_id = ?"), append(args, f.ExternalID)
-	}
-	if len(f.States) > 0 {
-		where = append(where, "state IN ("+placeholders(len(f.States))+")")
-		for _, st := range f.States {
-			args = append(args, string(st))
-		}
-	}
-	q := grantSelect
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
+	var c conditions
+	c.equal("tenant", f.Tenant)
+	c.equal("external_id", f.ExternalID)
+	oneOf(&c, "state", f.States)
+	q, args := grantSelect+c.clause(), c.args
 	q += " ORDER BY tenant, grant_key"
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)

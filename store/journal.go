@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -62,26 +61,11 @@ func journalByID(ctx context.Context, tx *sqlx.Tx, id int64) (JournalEntry, erro
 
 // Journal returns the journal entries matching f, oldest first.
 func (s *Store) Journal(ctx context.Context, f JournalFilter) ([]JournalEntry, error) {
-	var (
-		where []string
-		args  []any
-	)
-	if f.Tenant != "" {
-		where, args = append(where, "tenant = ?"), append(args, f.Tenant)
-	}
-	if f.RunID != "" {
-		where, args = append(where, "run_id = ?"), append(args, f.RunID)
-	}
-	if len(f.States) > 0 {
-		where = append(where, "state IN ("+placeholders(len(f.States))+")")
-		for _, st := range f.States {
-			args = append(args, string(st))
-		}
-	}
-	q := journalSelect
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
+	var c conditions
+	c.equal("tenant", f.Tenant)
+	c.equal("run_id", f.RunID)
+	oneOf(&c, "state", f.States)
+	q, args := journalSelect+c.clause(), c.args
 	if f.Limit > 0 {
 		q = fmt.Sprintf("SELECT * FROM (%s ORDER BY id DESC LIMIT %d) newest", q, f.Limit)
 	}
