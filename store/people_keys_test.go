@@ -39,14 +39,20 @@ func TestScanPeopleKeys(t *testing.T) {
 				want[r.ExternalID] = key{r.ExternalID, r.Email, r.Fingerprint, i%5 == 0, i%3 == 0}
 			}
 			got := map[string]key{}
-			must(t, s.ScanPeopleKeys(ctx(t), "keys", func(k store.PersonKey) error {
+			version, err := s.ScanPeopleKeys(ctx(t), "keys", func(k store.PersonKey) error {
 				c := key{string(k.ExternalID), string(k.Email), k.Fingerprint, k.Departed, k.Created}
 				if _, twice := got[c.id]; twice {
 					return fmt.Errorf("%s scanned twice", c.id)
 				}
 				got[c.id] = c
 				return nil
-			}))
+			})
+			must(t, err)
+			current, err := s.PeopleVersion(ctx(t), "keys")
+			must(t, err)
+			if version == 0 || version != current {
+				t.Fatalf("scan saw version %d, the tenant is at %d", version, current)
+			}
 			if len(got) != len(want) {
 				t.Fatalf("scanned %d people, want %d", len(got), len(want))
 			}
@@ -57,17 +63,21 @@ func TestScanPeopleKeys(t *testing.T) {
 			}
 		})
 
-		t.Run("a tenant with no people calls nothing", func(t *testing.T) {
-			must(t, s.ScanPeopleKeys(ctx(t), "nobody-here", func(store.PersonKey) error {
+		t.Run("a tenant with no people calls nothing and is at version 0", func(t *testing.T) {
+			version, err := s.ScanPeopleKeys(ctx(t), "nobody-here", func(store.PersonKey) error {
 				return errors.New("called for an empty tenant")
-			}))
+			})
+			must(t, err)
+			if version != 0 {
+				t.Fatalf("version = %d, want 0", version)
+			}
 		})
 
 		t.Run("stops at the callback's error and returns it unchanged", func(t *testing.T) {
 			must(t, s.SavePeople(ctx(t), "keys-stop", []store.PersonRow{person("a", 1), person("b", 2), person("c", 3)}))
 			stop := errors.New("stop here")
 			calls := 0
-			err := s.ScanPeopleKeys(ctx(t), "keys-stop", func(store.PersonKey) error {
+			_, err := s.ScanPeopleKeys(ctx(t), "keys-stop", func(store.PersonKey) error {
 				calls++
 				if calls == 2 {
 					return stop

@@ -360,9 +360,16 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sqlx.Tx) erro
 	return nil
 }
 
-// inReadTx runs fn in one read-only transaction (a consistent snapshot).
+// inReadTx runs fn in one read-only transaction that sees one consistent
+// snapshot of the database: on PostgreSQL a REPEATABLE READ READ ONLY
+// transaction (a read-only one never fails to serialize), on SQLite a read
+// transaction of the WAL, whose snapshot starts at its first read.
 func (s *Store) inReadTx(ctx context.Context, what string, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.r.BeginTxx(ctx, &sql.TxOptions{ReadOnly: s.dialect == dialectPostgres})
+	opts := &sql.TxOptions{}
+	if s.dialect == dialectPostgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := s.r.BeginTxx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", what, err)
 	}

@@ -96,7 +96,7 @@ func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 		people chunked[stateEntry]
 		emails chunked[uint64]
 	)
-	err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
+	_, err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
 		if len(s.ids)+len(k.ExternalID) > math.MaxUint32 || len(k.ExternalID) > math.MaxUint16 {
 			return errStateTooLarge
 		}
