@@ -3,7 +3,10 @@ package sources
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,22 +199,31 @@ func TestParseDate(t *testing.T) {
 	}
 }
 
-// fakePass serves rows from function fields, so Run can be tested without
-// a file.
-type fakePass struct {
-	rows func(pass int) []Row
-	n    int
+// fakeReader serves rows in batches of size, so Run can be tested without
+// a file; fail, when set, is returned instead of the batch holding that row.
+type fakeReader struct {
+	rows []Row
+	size int
+	fail error
+	at   int
 }
 
-func (f *fakePass) pass(_ context.Context, _ bool, visit func(*Row) error) error {
-	f.n++
-	for _, r := range f.rows(f.n) {
-		if err := visit(&r); err != nil {
-			return err
-		}
+func (f *fakeReader) Next(_ context.Context, b *Batch) error {
+	if f.at >= len(f.rows) {
+		return io.EOF
+	}
+	end := min(f.at+f.size, len(f.rows))
+	b.Rows = append(b.Rows[:0], f.rows[f.at:end]...)
+	f.at = end
+	if f.fail != nil && f.at > len(f.rows)/2 {
+		return f.fail
 	}
 	return nil
 }
+
+func (f *fakeReader) Fill(*Batch) error { return nil }
+
+func rowsOf(rows ...Row) *fakeReader { return &fakeReader{rows: rows, size: 2} }
 
 func row(line int, id, email string) Row {
 	var r Row
@@ -220,17 +232,30 @@ func row(line int, id, email string) Row {
 	return r
 }
 
-func collect(t *testing.T, m Mapping, p *fakePass) ([]model.Person, []model.Rejection, Stats, error) {
+// collect runs Run and keeps what a caller would keep: the accepted people
+// less the retracted ones, and the rejections sorted by line (stable).
+func collect(t *testing.T, m Mapping, rd Reader) ([]model.Person, []model.Rejection, Stats, error) {
 	t.Helper()
-	v, err := NewValidator("src", m, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	v, err := NewValidator("src", m, testNow)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var people []model.Person
 	var rejs []model.Rejection
-	st, err := Run(context.Background(), v, p.pass,
-		func(x model.Person) error { people = append(people, x); return nil },
-		func(x model.Rejection) error { rejs = append(rejs, x); return nil })
+	st, err := Run(context.Background(), v, rd, Handler{
+		Accept: func(x model.Person) error { people = append(people, x); return nil },
+		Reject: func(x model.Rejection) error { rejs = append(rejs, x); return nil },
+		Retract: func(line int) error {
+			i := slices.IndexFunc(people, func(p model.Person) bool { return p.Line == line })
+			if i < 0 {
+				t.Errorf("retract of line %d, which was not accepted", line)
+				return nil
+			}
+			people = slices.Delete(people, i, i+1)
+			return nil
+		},
+	})
+	slices.SortStableFunc(rejs, func(a, b model.Rejection) int { return a.Line - b.Line })
 	return people, rejs, st, err
 }
 
@@ -238,7 +263,7 @@ func TestRun(t *testing.T) {
 	m := baseMapping()
 	t.Run("a key seen three times rejects all three, the first naming the others", func(t *testing.T) {
 		rows := []Row{row(2, "A", "a@x.io"), row(3, "A", "b@x.io"), row(4, "B", "c@x.io"), row(5, " A ", "d@x.io")}
-		people, rejs, st, err := collect(t, m, &fakePass{rows: func(int) []Row { return rows }})
+		people, rejs, st, err := collect(t, m, rowsOf(rows...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +284,7 @@ func TestRun(t *testing.T) {
 	})
 	t.Run("IDs are case-sensitive text, e-mails are not", func(t *testing.T) {
 		rows := []Row{row(1, "e01", "X@x.io"), row(2, "E01", "x@X.IO"), row(3, "007", "y@x.io"), row(4, "7", "z@x.io")}
-		people, rejs, _, err := collect(t, m, &fakePass{rows: func(int) []Row { return rows }})
+		people, rejs, _, err := collect(t, m, rowsOf(rows...))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +298,7 @@ func TestRun(t *testing.T) {
 	t.Run("one rejection per bad field", func(t *testing.T) {
 		r := row(9, "", "bad")
 		r.Text[AddBalance] = "1,5"
-		_, rejs, st, err := collect(t, m, &fakePass{rows: func(int) []Row { return []Row{r} }})
+		_, rejs, st, err := collect(t, m, rowsOf(r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,20 +310,84 @@ func TestRun(t *testing.T) {
 			t.Errorf("fields = %q, stats %+v", fields, st)
 		}
 	})
-	t.Run("rows that differ between passes fail the export", func(t *testing.T) {
-		p := &fakePass{rows: func(n int) []Row {
-			if n == 1 {
-				return []Row{row(1, "A", "a@x.io")}
-			}
-			return []Row{row(1, "A", "other@x.io")}
-		}}
-		if _, _, _, err := collect(t, m, p); !errors.Is(err, ErrChanged) {
-			t.Errorf("err = %v, want ErrChanged", err)
+	t.Run("a reader's error fails the read", func(t *testing.T) {
+		boom := errors.New("disk on fire")
+		rows := make([]Row, 50)
+		for i := range rows {
+			rows[i] = row(i+2, fmt.Sprint(i), fmt.Sprintf("p%d@x.io", i))
+		}
+		_, _, _, err := collect(t, m, &fakeReader{rows: rows, size: 3, fail: boom})
+		if !errors.Is(err, boom) {
+			t.Errorf("err = %v, want %v", err, boom)
+		}
+	})
+	t.Run("a handler's error stops the read", func(t *testing.T) {
+		v, err := NewValidator("src", m, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := make([]Row, 5000)
+		for i := range rows {
+			rows[i] = row(i+2, fmt.Sprint(i), fmt.Sprintf("p%d@x.io", i))
+		}
+		stop := errors.New("enough")
+		accepted := 0
+		_, err = Run(context.Background(), v, &fakeReader{rows: rows, size: 7}, Handler{
+			Accept: func(model.Person) error {
+				if accepted++; accepted == 100 {
+					return stop
+				}
+				return nil
+			},
+			Reject: func(model.Rejection) error { return nil },
+		})
+		if !errors.Is(err, stop) || accepted != 100 {
+			t.Errorf("err = %v after %d rows, want %v after 100", err, accepted, stop)
+		}
+	})
+	t.Run("a cancelled context stops the read", func(t *testing.T) {
+		v, err := NewValidator("src", m, testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		rows := make([]Row, 5000)
+		for i := range rows {
+			rows[i] = row(i+2, fmt.Sprint(i), fmt.Sprintf("p%d@x.io", i))
+		}
+		_, err = Run(ctx, v, &fakeReader{rows: rows, size: 7}, Handler{
+			Accept: func(model.Person) error { cancel(); return nil },
+			Reject: func(model.Rejection) error { return nil },
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v, want context.Canceled", err)
+		}
+	})
+	t.Run("the first row of a key, already rejected, is not taken back", func(t *testing.T) {
+		bad := row(2, "A", "a@x.io")
+		bad.Text[AddBalance] = "-1"
+		people, rejs, st, err := collect(t, m, rowsOf(bad, row(3, "A", "b@x.io"), row(4, "C", "a@x.io")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range rejs {
+			reason, _, _ := strings.Cut(x.Reason, ";")
+			got = append(got, fmt.Sprintf("%d %s %s", x.Line, x.Field, reason))
+		}
+		want := []string{`2 Balance amount "-1" is negative`, "2 ID duplicate externalId: also on line 3",
+			"2 Mail duplicate e-mail: also on line 4", "3 ID duplicate externalId: first on line 2",
+			"4 Mail duplicate e-mail: first on line 2"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("rejections = %q, want %q", got, want)
+		}
+		if len(people) != 0 || st != (Stats{Rows: 3, Rejected: 3}) {
+			t.Errorf("people = %+v, stats = %+v", people, st)
 		}
 	})
 	t.Run("a row with a problem is rejected whole", func(t *testing.T) {
 		r := Row{Line: 4, Problem: "malformed"}
-		_, rejs, _, err := collect(t, m, &fakePass{rows: func(int) []Row { return []Row{r} }})
+		_, rejs, _, err := collect(t, m, rowsOf(r))
 		if err != nil || !reflect.DeepEqual(rejs, []model.Rejection{{Source: "src", Line: 4, Reason: "malformed"}}) {
 			t.Errorf("rejections = %+v, %v", rejs, err)
 		}
@@ -306,16 +395,19 @@ func TestRun(t *testing.T) {
 	t.Run("native dates win over text", func(t *testing.T) {
 		r := row(1, "A", "a@x.io")
 		r.Date[StartDate] = time.Date(2020, 5, 6, 23, 0, 0, 0, time.FixedZone("x", -5*3600))
-		people, _, _, err := collect(t, m, &fakePass{rows: func(int) []Row { return []Row{r} }})
+		people, _, _, err := collect(t, m, rowsOf(r))
 		if err != nil || len(people) != 1 || !people[0].StartDate.Equal(time.Date(2020, 5, 6, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("people = %+v, %v", people, err)
 		}
 	})
 	t.Run("IDs with control characters or undecodable bytes", func(t *testing.T) {
 		rows := []Row{row(1, "A\x01", "a@x.io"), row(2, "B\uFFFD", "b@x.io")}
-		_, rejs, _, err := collect(t, m, &fakePass{rows: func(int) []Row { return rows }})
+		_, rejs, _, err := collect(t, m, rowsOf(rows...))
 		if err != nil || len(rejs) != 2 || !strings.Contains(rejs[1].Reason, "encoding") {
 			t.Errorf("rejections = %+v, %v", rejs, err)
 		}
 	})
 }
+
+// testNow is the time the tests' dates are checked against.
+var testNow = time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)

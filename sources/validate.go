@@ -1,19 +1,15 @@
 package sources
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/mail"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/cespare/xxhash/v2"
 
 	"hrsync/model"
 )
@@ -51,127 +47,58 @@ type Row struct {
 // Stats counts the rows of one export.
 type Stats struct {
 	Rows     int `json:"rows"`     // data rows read, blank rows excluded
-	Accepted int `json:"accepted"` // rows emitted as a model.Person
+	Accepted int `json:"accepted"` // rows accepted (and not taken back)
 	Rejected int `json:"rejected"` // rows with at least one rejection
 	Skipped  int `json:"skipped"`  // blank rows (every field empty), ignored
 }
+
+// Handler receives the rows of one export from Source.Read, one call at a
+// time, in row order.
+//
+// A duplicate externalId or e-mail rejects every row that holds it, the
+// first one included, since nobody can tell which row is right. The read
+// makes one pass, so the first row of a key is known to be a duplicate
+// only when a later row repeats the key: that first row was accepted
+// already. After the last row, Read takes each such row back with Retract
+// and then hands its rejections to Reject. Until Read returns, an accepted
+// row is therefore provisional.
+type Handler struct {
+	// Accept gets each row that passed every check.
+	Accept func(model.Person) error
+	// Reject gets each problem of a rejected row.
+	Reject func(model.Rejection) error
+	// Retract takes back the accepted row of the line; nil when the caller
+	// keeps nothing of accepted rows.
+	Retract func(line int) error
+	// Keys, when set, is where the read records the keys to find the
+	// duplicates: a caller that indexes the keys anyway can spare the read
+	// its own maps. Nil means NewKeys.
+	Keys Keys
+}
+
+// ErrChanged reports that an export changed while it was read: a file
+// written to again (its size or modification time moved).
+var ErrChanged = errors.New("export changed while it was read")
 
 // Source is an export both kinds of source satisfy.
 type Source interface {
 	// Name is the source named in rejections: a file name or "sql:<name>".
 	Name() string
-	// Read reads the whole export, calling emit for each accepted row and
-	// reject for each problem of a rejected row, in row order, from the
-	// calling goroutine. An error from emit or reject stops the read and
-	// is returned. Any other error is a problem with the export as a
-	// whole (unreadable, missing columns) and means no result is usable.
-	Read(ctx context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (Stats, error)
-}
-
-// Pass reads an export once from its start, calling visit with each row in
-// order (the *Row may be reused after visit returns). With keysOnly, only
-// Line, Problem and the externalId and e-mail texts need be filled.
-type Pass func(ctx context.Context, keysOnly bool, visit func(*Row) error) error
-
-// ErrChanged reports that the two passes over an export did not see the
-// same rows: the file or table changed while it was read.
-var ErrChanged = errors.New("export changed while it was read")
-
-// dup records the lines of a key seen more than once.
-type dup struct {
-	first, second uint32
-	count         uint32
-}
-
-// keySeen is one key of the first pass: its hash and its line.
-type keySeen struct {
-	hash uint64
-	line uint32
-}
-
-// keyIndex finds duplicate keys with little memory. The first pass appends
-// a 64-bit hash of each key with its line (16 bytes a row, no map); finish
-// sorts them, keeps only the keys seen more than once, and frees the rest,
-// so the second pass looks up a map that is empty for a clean export. Two
-// different keys with the same hash (odds about n²/2⁶⁵ for n rows) would
-// be reported as duplicates: a false rejection, never a lost one.
-type keyIndex struct {
-	// seen holds the keys of the first pass in chunks of keyChunk, so that
-	// growing never copies them.
-	seen [][]keySeen
-	n    int
-	dups map[uint64]dup
-}
-
-// keyChunk is the length of a chunk of keyIndex.seen.
-const keyChunk = 1 << 14
-
-func (k *keyIndex) observe(h uint64, line int) {
-	if len(k.seen) == 0 || len(k.seen[len(k.seen)-1]) == keyChunk {
-		k.seen = append(k.seen, make([]keySeen, 0, keyChunk))
-	}
-	last := &k.seen[len(k.seen)-1]
-	*last = append(*last, keySeen{hash: h, line: uint32(line)}) //nolint:gosec // lines of an export fit in 32 bits
-	k.n++
-}
-
-// finish turns the keys of the first pass into the duplicate index.
-func (k *keyIndex) finish() {
-	all := make([]keySeen, 0, k.n)
-	for _, ch := range k.seen {
-		all = append(all, ch...)
-	}
-	k.seen, k.n = nil, 0
-	slices.SortFunc(all, func(a, b keySeen) int {
-		if c := cmp.Compare(a.hash, b.hash); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.line, b.line)
-	})
-	k.dups = map[uint64]dup{}
-	for i := 0; i < len(all); {
-		j := i + 1
-		for j < len(all) && all[j].hash == all[i].hash {
-			j++
-		}
-		if j-i > 1 {
-			k.dups[all[i].hash] = dup{first: all[i].line, second: all[i+1].line, count: uint32(j - i)} //nolint:gosec // bounded by the rows
-		}
-		i = j
-	}
-}
-
-// reason says why the key on line is a duplicate, or "" when it is not.
-func (k *keyIndex) reason(h uint64, line int, what string) string {
-	if k.seen != nil {
-		k.finish() // the first pass is over
-	}
-	d, ok := k.dups[h]
-	if !ok {
-		return ""
-	}
-	if uint32(line) == d.first {
-		more := ""
-		if d.count > 2 {
-			more = fmt.Sprintf(" and %d more line(s)", d.count-2)
-		}
-		return fmt.Sprintf("duplicate %s: also on line %d%s; every occurrence is rejected", what, d.second, more)
-	}
-	return fmt.Sprintf("duplicate %s: first on line %d; every occurrence is rejected", what, d.first)
+	// Read reads the whole export once and hands its rows to h (see
+	// Handler). An error from h stops the read and is returned. Any other
+	// error is a problem with the export as a whole (unreadable, missing
+	// columns) and means no result is usable.
+	Read(ctx context.Context, h Handler) (Stats, error)
 }
 
 // Validator checks rows of one export and turns them into model.Person
-// values. Use it through Run, which makes the two passes; a Validator is
-// for one export and one goroutine.
+// values. It holds no state that a check changes, so workers may share it.
 type Validator struct {
 	source   string
 	columns  [NumFields]string // configured column names; "" = not mapped
 	layouts  [NumFields]string
 	required [NumFields]bool
 	today    time.Time
-	ids      keyIndex
-	emails   keyIndex
-	digest   *xxhash.Digest
 }
 
 // NewValidator makes a Validator for the export named source, read with
@@ -183,7 +110,6 @@ func NewValidator(source string, m Mapping, now time.Time) (*Validator, error) {
 	v := &Validator{
 		source: source,
 		today:  dateOf(now),
-		digest: xxhash.New(),
 	}
 	for f := range NumFields {
 		v.columns[f] = strings.TrimSpace(m.Columns[f.String()])
@@ -203,44 +129,18 @@ func (v *Validator) Column(f Field) string { return v.columns[f] }
 // Source returns the source name used in rejections.
 func (v *Validator) Source() string { return v.source }
 
-func hashKey(s string) uint64 { return xxhash.Sum64String(s) }
-
 // NormalizeID trims an externalId. IDs are text: leading zeros stay.
 func NormalizeID(s string) string { return strings.TrimSpace(s) }
 
 // NormalizeEmail trims and lower-cases an e-mail address.
 func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// Observe records the keys of a row in the first pass.
-func (v *Validator) Observe(r *Row) {
-	v.fingerprint(r)
-	if r.Problem != "" {
-		return
-	}
-	if id := NormalizeID(r.Text[ExternalID]); id != "" {
-		v.ids.observe(hashKey(id), r.Line)
-	}
-	if e := NormalizeEmail(r.Text[Email]); e != "" {
-		v.emails.observe(hashKey(e), r.Line)
-	}
-}
-
-// fingerprint feeds what both passes must agree on into the digest.
-func (v *Validator) fingerprint(r *Row) {
-	var b [20]byte
-	d := v.digest
-	_, _ = d.Write(strconv.AppendInt(b[:0], int64(r.Line), 10))
-	_, _ = d.WriteString("\x00")
-	_, _ = d.WriteString(NormalizeID(r.Text[ExternalID]))
-	_, _ = d.WriteString("\x00")
-	_, _ = d.WriteString(NormalizeEmail(r.Text[Email]))
-	_, _ = d.WriteString("\x00")
-	_, _ = d.WriteString(r.Problem)
-	_, _ = d.WriteString("\x01")
-}
-
-// Check validates a row in the second pass. It returns the person, or the
-// row's rejections (at least one) when the row is not accepted.
+// Check validates one row on its own: every check but the duplicate keys,
+// which need the rows before it (see Run). It returns the row's
+// rejections, none when the row is good, and the person: whole, with its
+// Hash, for a good row; for a rejected one only its valid keys
+// (ExternalID, Email and their hashes), so that later rows repeating them
+// are still found.
 func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 	var rej []model.Rejection
 	add := func(f Field, reason string) {
@@ -267,14 +167,8 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 		switch f {
 		case ExternalID:
 			p.ExternalID, reason = checkID(r.Text[f])
-			if reason == "" && p.ExternalID != "" {
-				reason = v.ids.reason(hashKey(p.ExternalID), r.Line, "externalId")
-			}
 		case Email:
 			p.Email, reason = CheckEmail(r.Text[f])
-			if reason == "" && p.Email != "" {
-				reason = v.emails.reason(hashKey(p.Email), r.Line, "e-mail")
-			}
 		case FirstName:
 			p.FirstName, reason = checkText(r.Text[f])
 		case LastName:
@@ -295,9 +189,17 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 		}
 	}
 	v.checkDates(&p, add)
-	if len(rej) > 0 {
-		return model.Person{}, rej
+	if p.ExternalID != "" {
+		p.Hash.ID = KeyHash(p.ExternalID)
 	}
+	if p.Email != "" {
+		p.Hash.Email = KeyHash(p.Email)
+	}
+	if len(rej) > 0 {
+		return model.Person{Line: r.Line, ExternalID: p.ExternalID, Email: p.Email,
+			Hash: model.Hashes{ID: p.Hash.ID, Email: p.Hash.Email}}, rej
+	}
+	p.Hash.Fields = Fingerprint(p)
 	return p, nil
 }
 
@@ -619,59 +521,4 @@ func checkDomain(d string) string {
 		return "the top-level domain is numeric"
 	}
 	return ""
-}
-
-// Run reads an export in two passes with pass and checks every row with v:
-// the first pass records the keys, the second emits each accepted person
-// and rejects the others, in row order. See the package comment for why.
-// A blank row (Row.Blank) is skipped and counted.
-func Run(ctx context.Context, v *Validator, pass Pass, emit func(model.Person) error, reject func(model.Rejection) error) (Stats, error) {
-	first := 0
-	err := pass(ctx, true, func(r *Row) error {
-		if r.Blank {
-			return nil
-		}
-		first++
-		v.Observe(r)
-		return nil
-	})
-	if err != nil {
-		return Stats{}, err
-	}
-	sum := v.digest.Sum64()
-	v.digest.Reset()
-	v.ids.finish()
-	v.emails.finish()
-
-	var st Stats
-	err = pass(ctx, false, func(r *Row) error {
-		if r.Blank {
-			st.Skipped++
-			return nil
-		}
-		st.Rows++
-		v.fingerprint(r)
-		p, rej := v.Check(r)
-		if len(rej) == 0 {
-			st.Accepted++
-			if err := emit(p); err != nil {
-				return fmt.Errorf("emit: %w", err)
-			}
-			return nil
-		}
-		st.Rejected++
-		for _, x := range rej {
-			if err := reject(x); err != nil {
-				return fmt.Errorf("reject: %w", err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return st, err
-	}
-	if st.Rows != first || v.digest.Sum64() != sum {
-		return st, fmt.Errorf("%s: %w (first pass %d rows, second pass %d)", v.source, ErrChanged, first, st.Rows)
-	}
-	return st, nil
 }

@@ -16,7 +16,6 @@ import (
 	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/internal/runner"
-	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
 	"hrsync/sources/dropfolder"
@@ -229,14 +228,14 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 }
 
 // queryExport is a SQL query's result as a people.Export: no hash, nothing
-// to archive. The query is read once (in two passes), then the connection closes.
+// to archive. The query is read once, then the connection closes.
 type queryExport struct {
 	*sqlsrc.Source
 }
 
 // Read reads the query's rows and closes the connection.
-func (q *queryExport) Read(ctx context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
-	st, err := q.Source.Read(ctx, emit, reject)
+func (q *queryExport) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
+	st, err := q.Source.Read(ctx, h)
 	if cerr := q.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -44,8 +47,13 @@ Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file ca
 				}
 				for _, e := range exports {
 					var rej []model.Rejection
-					st, err := e.Read(cmd.Context(), func(model.Person) error { return nil },
-						func(r model.Rejection) error { rej = append(rej, r); return nil })
+					st, err := e.Read(cmd.Context(), sources.Handler{
+						Accept: func(model.Person) error { return nil },
+						Reject: func(r model.Rejection) error { rej = append(rej, r); return nil },
+					})
+					// The first row of a duplicated key is rejected after the
+					// last row: the report goes in line order.
+					slices.SortStableFunc(rej, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
 					if err != nil {
 						return fmt.Errorf("%s: %w", e.Name(), err)
 					}

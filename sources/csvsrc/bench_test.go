@@ -106,9 +106,10 @@ func BenchmarkReadCSV(b *testing.B) {
 				b.Fatal(err)
 			}
 			accepted := 0
-			st, err := Read(context.Background(), "bench.csv", fh, o,
-				func(model.Person) error { accepted++; return nil },
-				func(r model.Rejection) error { return fmt.Errorf("unexpected rejection: %s", r.Error()) })
+			st, err := Read(context.Background(), "bench.csv", fh, o, sources.Handler{
+				Accept: func(model.Person) error { accepted++; return nil },
+				Reject: func(r model.Rejection) error { return fmt.Errorf("unexpected rejection: %s", r.Error()) },
+			})
 			_ = fh.Close()
 			if err != nil {
 				b.Fatal(err)

@@ -9,17 +9,15 @@
 // stays text until validation: an ID keeps its leading zeros, and a date is
 // parsed only with its column's configured layout.
 //
-// Reading streams: encoding/csv reads one record at a time, the header row
-// is rewritten from the configured names to the csv tags of a row struct,
-// and gocarina/gocsv maps the records onto that struct in batches of a few
-// hundred (gocsv.UnmarshalDecoder over a decoder that yields one batch per
-// call), in a goroutine of its own while the caller validates the previous
-// batch; none of gocsv's package-level settings is touched. The file is
-// read twice, as sources.Run explains, so Read needs an io.ReadSeeker; the
-// first pass (keys only) does without gocsv. Memory does not grow with the
-// records read, only with the duplicate index of sources.Run (16 bytes per
-// row and key during the first pass, about 32 MB for a million rows, then
-// only the duplicated keys).
+// Reading streams, in one pass and on every processor (sources.Run): one
+// goroutine reads the records with encoding/csv and keeps the values of
+// the mapped columns, in batches of sources.BatchLen; workers map each
+// batch onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over
+// a decoder that yields the batch, its header rewritten from the
+// configured names to the struct's csv tags) and check its rows; the
+// caller gets them in order. None of gocsv's package-level settings is
+// touched. Memory does not grow with the file, only with the keys kept to
+// find duplicates.
 package csvsrc
 
 import (
@@ -30,22 +28,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gocarina/gocsv"
 
-	"hrsync/model"
 	"hrsync/sources"
-)
-
-// Names of the columns the reader appends to every record for the row
-// struct. Headers of the file are all renamed, so these cannot clash.
-const (
-	colLine    = "_line"
-	colProblem = "_problem"
-	colBlank   = "_blank"
 )
 
 // row is what gocsv fills from one record. Its tags are the field names of
@@ -60,14 +49,10 @@ type row struct {
 	StartDate  string `csv:"startDate"`
 	BirthDate  string `csv:"birthDate"`
 	AddBalance string `csv:"addBalance"`
-	Line       int    `csv:"_line"`
-	Problem    string `csv:"_problem"`
-	Blank      string `csv:"_blank"`
 }
 
-// fill copies the row struct into a sources.Row.
+// fill copies the row struct into the texts of a sources.Row.
 func (r *row) fill(out *sources.Row) {
-	*out = sources.Row{Line: r.Line, Problem: r.Problem, Blank: r.Blank != ""}
 	out.Text[sources.ExternalID] = r.ExternalID
 	out.Text[sources.Email] = r.Email
 	out.Text[sources.FirstName] = r.FirstName
@@ -93,36 +78,49 @@ type File struct {
 // Name is the file's base name, used as the source of rejections.
 func (f File) Name() string { return filepath.Base(f.Path) }
 
-// Read opens the file and reads it with Read.
-func (f File) Read(ctx context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
+// Read opens the file and reads it with Read. A file whose size or
+// modification time moved during the read fails with sources.ErrChanged:
+// what was read may mix two versions of it.
+func (f File) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
 	fh, err := os.Open(f.Path)
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("open export: %w", err)
 	}
 	defer fh.Close() //nolint:errcheck // read only
+	before, err := fh.Stat()
+	if err != nil {
+		return sources.Stats{}, fmt.Errorf("stat export: %w", err)
+	}
 	now := f.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	return read(ctx, f.Name(), fh, f.Options, now, emit, reject)
+	st, err := read(ctx, f.Name(), fh, f.Options, now, h)
+	if err != nil {
+		return st, err
+	}
+	after, err := os.Stat(f.Path)
+	if err != nil {
+		return st, fmt.Errorf("stat export: %w", err)
+	}
+	if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) {
+		return st, fmt.Errorf("%s: %w (size %d, then %d bytes)", f.Name(), sources.ErrChanged, before.Size(), after.Size())
+	}
+	return st, nil
 }
 
-// Read reads the CSV export r, named name in rejections, with opts. Each
-// accepted row goes to emit, each problem of a rejected row to reject, in
-// row order and from the calling goroutine; emit is never called for a row
-// that is later found to be a duplicate (see sources.Run). Dates are
-// checked against the current time.
+// Read reads the CSV export r, named name in rejections, with opts, and
+// hands its rows to h as sources.Handler says. Dates are checked against
+// the current time. r is read once, from its start.
 //
 // A returned error concerns the whole file: unreadable, empty, missing a
-// configured column (a *sources.ColumnsError), changed while read
-// (sources.ErrChanged), or an error of emit or reject.
-func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions,
-	emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
-	return read(ctx, name, r, opts, time.Now(), emit, reject)
+// configured column (a *sources.ColumnsError), or an error of h.
+func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, h sources.Handler) (sources.Stats, error) {
+	return read(ctx, name, r, opts, time.Now(), h)
 }
 
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
-	emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
+	h sources.Handler) (sources.Stats, error) {
 	if errs := opts.Validate(); len(errs) > 0 {
 		return sources.Stats{}, fmt.Errorf("csv options: %w", errors.Join(errs...))
 	}
@@ -134,36 +132,43 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
 	}
-	pass := func(ctx context.Context, keysOnly bool, visit func(*sources.Row) error) error {
-		if _, err := r.Seek(0, io.SeekStart); err != nil {
-			return fmt.Errorf("rewind: %w", err)
-		}
-		recs, err := openRecords(ctx, name, format.decode(r), format.Delimiter, opts.Mapping)
-		if err != nil {
-			return err
-		}
-		if keysOnly {
-			return recs.keys(visit)
-		}
-		return recs.rows(ctx, visit)
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return sources.Stats{}, fmt.Errorf("%s: rewind: %w", name, err)
 	}
-	return sources.Run(ctx, v, pass, emit, reject)
+	text, fix, err := format.text(r)
+	if err != nil {
+		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
+	}
+	recs, err := openRecords(name, text, format.Delimiter, opts.Mapping, fix)
+	if err != nil {
+		return sources.Stats{}, err
+	}
+	return sources.Run(ctx, v, recs, h)
 }
 
-// records reads the records of one pass. It implements gocsv.Decoder for
-// the second pass (GetCSVRows).
+// records reads the records of a file; it is the file's sources.Reader.
+// Next reads the records and keeps the values of the mapped columns;
+// Fill maps them onto the row struct with gocsv, in the workers.
 type records struct {
-	ctx    context.Context
 	cr     *csv.Reader
-	header []string // rewritten header, first of every batch
 	ncols  int      // number of columns in the file's header
-	index  [sources.NumFields]int
-	batch  [][]string // header and records of the current batch
+	cols   []int    // the file's column of each mapped field, in header order
+	header []string // the field names of the mapped fields, for gocsv
+	// fix is set when the text is read as it is on disk (UTF-8): a value
+	// holding bytes that are not UTF-8 gets them replaced in Fill, as the
+	// decoder of the other encodings does for the whole text.
+	fix bool
+}
+
+// scratch is what a batch keeps for records between uses.
+type scratch struct {
+	values [][]string // the header, then the mapped values of each row
+	out    []row
 }
 
 // openRecords reads the header of text and maps it: a configured column
 // missing from the header, or found twice, is a *sources.ColumnsError.
-func openRecords(ctx context.Context, name string, text io.Reader, delim rune, m sources.Mapping) (*records, error) {
+func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, fix bool) (*records, error) {
 	cr := csv.NewReader(text)
 	cr.Comma = delim
 	cr.FieldsPerRecord = -1 // a row of the wrong width is a rejection, not a file error
@@ -176,18 +181,18 @@ func openRecords(ctx context.Context, name string, text io.Reader, delim rune, m
 		return nil, fmt.Errorf("%s: read header: %w", name, err)
 	}
 	head = append([]string(nil), head...)
-	rec := &records{ctx: ctx, cr: cr, ncols: len(head)}
-	rec.header = make([]string, len(head), len(head)+3)
-	for i := range head {
-		rec.header[i] = "\x00" + strconv.Itoa(i) // matches no tag: ignored by gocsv
+	if fix {
+		for i := range head {
+			head[i] = validUTF8String(head[i])
+		}
 	}
+	rec := &records{cr: cr, ncols: len(head), fix: fix}
 	byHeader := map[string][]int{}
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
 	}
 	var missing, twice []string
 	for f := range sources.NumFields {
-		rec.index[f] = -1
 		col := m.Columns[f.String()]
 		if strings.TrimSpace(col) == "" {
 			continue
@@ -197,8 +202,8 @@ func openRecords(ctx context.Context, name string, text io.Reader, delim rune, m
 		case 0:
 			missing = append(missing, col)
 		case 1:
-			rec.index[f] = at[0]
-			rec.header[at[0]] = f.String()
+			rec.cols = append(rec.cols, at[0])
+			rec.header = append(rec.header, f.String())
 		default:
 			twice = append(twice, col)
 		}
@@ -210,16 +215,12 @@ func openRecords(ctx context.Context, name string, text io.Reader, delim rune, m
 		}
 		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: found}
 	}
-	rec.header = append(rec.header, colLine, colProblem, colBlank)
 	return rec, nil
 }
 
 // next reads one record: its fields (nil when malformed), the line it
 // starts on, and a problem that rejects it.
 func (rc *records) next() (fields []string, line int, problem string, err error) {
-	if err := rc.ctx.Err(); err != nil {
-		return nil, 0, "", fmt.Errorf("read csv: %w", err)
-	}
 	fields, err = rc.cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, 0, "", io.EOF
@@ -247,142 +248,72 @@ func allEmpty(fields []string) bool {
 	return true
 }
 
-// keys runs the first pass: externalId and e-mail only, straight from the
-// records.
-func (rc *records) keys(visit func(*sources.Row) error) error {
-	var r sources.Row
-	for {
-		fields, line, problem, err := rc.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		r = sources.Row{Line: line, Problem: problem, Blank: problem == "" && allEmpty(fields)}
-		if fields != nil {
-			for _, f := range []sources.Field{sources.ExternalID, sources.Email} {
-				if i := rc.index[f]; i >= 0 {
-					r.Text[f] = fields[i]
-				}
-			}
-		}
-		if err := visit(&r); err != nil {
-			return err
-		}
+// Next reads up to sources.BatchLen records into b: each row's line,
+// problem and blankness, and the values of its mapped columns.
+func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("read csv: %w", err)
 	}
-}
-
-// batchLen is how many records gocsv maps in one call in the second pass.
-const batchLen = 512
-
-// GetCSVRows implements gocsv.Decoder for the second pass: the rewritten
-// header, then up to batchLen records with the line, problem and blank
-// columns appended; only the header when the file is exhausted. The slices
-// are reused by the next call: gocsv copies the strings into the rows.
-func (rc *records) GetCSVRows() ([][]string, error) {
-	if rc.batch == nil {
-		rc.batch = make([][]string, 1, batchLen+1)
-		rc.batch[0] = rc.header
+	sc, _ := b.Scratch.(*scratch)
+	if sc == nil {
+		sc = &scratch{values: [][]string{rc.header}}
+		b.Scratch = sc
 	}
-	rc.batch = rc.batch[:1]
-	for len(rc.batch) <= batchLen {
+	b.Rows = b.Rows[:0]
+	sc.values = sc.values[:1]
+	for len(b.Rows) < sources.BatchLen {
 		fields, line, problem, err := rc.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		i := len(rc.batch)
-		rc.batch = rc.batch[:i+1] // the capacity is batchLen+1
-		if rc.batch[i] == nil {
-			rc.batch[i] = make([]string, len(rc.header))
+		b.Rows = append(b.Rows, sources.Row{Line: line, Problem: problem, Blank: problem == "" && allEmpty(fields)})
+		i := len(sc.values)
+		sc.values = slices.Grow(sc.values, 1)[:i+1]
+		if sc.values[i] == nil {
+			sc.values[i] = make([]string, len(rc.cols))
 		}
-		out := rc.batch[i]
-		clear(out)
-		if fields != nil {
-			copy(out, fields[:rc.ncols])
-		}
-		n := len(out)
-		out[n-3] = strconv.Itoa(line)
-		out[n-2] = problem
-		if problem == "" && allEmpty(fields) {
-			out[n-1] = "1"
-		}
-	}
-	return rc.batch, nil
-}
-
-// rows runs the second pass. A goroutine reads the records and maps them
-// onto the row struct with gocsv, a batch at a time (gocsv's per-row
-// streaming API hands every row over a channel and calls back through
-// reflection, which cost more than the mapping); the calling goroutine
-// visits the rows in order. The goroutine ends before rows returns:
-// cancelling the reader's context makes its next read fail.
-func (rc *records) rows(ctx context.Context, visit func(*sources.Row) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rc.ctx = ctx
-	batches := make(chan []row, 2)
-	free := make(chan []row, 3)
-	mapped := make(chan error, 1)
-	go func() {
-		defer close(batches)
-		mapped <- rc.mapBatches(ctx, batches, free)
-	}()
-	var (
-		stopErr error
-		r       sources.Row
-	)
-	for b := range batches {
-		for i := range b {
-			b[i].fill(&r)
-			if stopErr = visit(&r); stopErr != nil {
-				break
+		vals := sc.values[i]
+		for k, col := range rc.cols {
+			vals[k] = ""
+			if fields != nil {
+				vals[k] = fields[col]
 			}
 		}
-		if stopErr != nil {
-			cancel()
-			break
-		}
-		select {
-		case free <- b[:cap(b)]:
-		default:
-		}
 	}
-	// Drain, so that the goroutine ends.
-	for range batches {
+	if len(b.Rows) == 0 {
+		return io.EOF
 	}
-	err := <-mapped
-	if stopErr != nil {
-		return stopErr
-	}
-	return err
+	return nil
 }
 
-// mapBatches maps the records with gocsv, batchLen at a time, and sends
-// each batch of rows on batches; it reuses the batches it gets back on
-// free.
-func (rc *records) mapBatches(ctx context.Context, batches chan<- []row, free <-chan []row) error {
-	for {
-		var out []row
-		select {
-		case out = <-free:
-		default:
-			out = make([]row, batchLen)
+// batchValues hands a batch's values to gocsv: it implements gocsv.Decoder.
+type batchValues [][]string
+
+func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
+
+// Fill maps the values of a batch onto the row struct with gocsv (a batch
+// per call: gocsv's per-row streaming API hands every row over a channel
+// and calls back through reflection, which cost more than the mapping),
+// then copies them into the rows.
+func (rc *records) Fill(b *sources.Batch) error {
+	sc := b.Scratch.(*scratch) //nolint:errcheck,forcetypeassert // set by Next
+	if err := gocsv.UnmarshalDecoder(batchValues(sc.values), &sc.out); err != nil {
+		return fmt.Errorf("map csv rows: %w", err)
+	}
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Problem != "" || r.Blank {
+			continue
 		}
-		if err := gocsv.UnmarshalDecoder(rc, &out); err != nil {
-			return fmt.Errorf("map csv rows: %w", err)
-		}
-		n := len(rc.batch) - 1
-		if n == 0 {
-			return nil
-		}
-		select {
-		case batches <- out[:n]:
-		case <-ctx.Done():
-			return fmt.Errorf("map csv rows: %w", ctx.Err())
+		sc.out[i].fill(r)
+		if rc.fix {
+			for f := range r.Text {
+				r.Text[f] = validUTF8String(r.Text[f])
+			}
 		}
 	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/sourcestest"
 )
 
 // testNow is the time dates are checked against in these tests.
@@ -63,9 +63,9 @@ func readFile(t *testing.T, path string, o sources.CSVOptions) result {
 	t.Helper()
 	var res result
 	src := File{Path: path, Options: o, Now: testNow()}
-	res.stats, res.err = src.Read(context.Background(),
-		func(p model.Person) error { res.people = append(res.people, p); return nil },
-		func(r model.Rejection) error { res.rejs = append(res.rejs, r); return nil })
+	var got sourcestest.Result
+	res.stats, res.err = src.Read(context.Background(), got.Handler())
+	res.people, res.rejs = sourcestest.WithoutHashes(got.People), got.Rejections
 	return res
 }
 
@@ -269,8 +269,10 @@ func TestReadFileErrors(t *testing.T) {
 		calls := 0
 		data := "Employee ID,Work Email,First Name,Last Name\n1,a@example.com,A,B\n2,b@example.com,B,C\n3,c@example.com,C,D\n"
 		_, err := Read(context.Background(), "x.csv", strings.NewReader(data), opts("externalId", "email", "firstName", "lastName"),
-			func(model.Person) error { calls++; return stop },
-			func(model.Rejection) error { return nil })
+			sources.Handler{
+				Accept: func(model.Person) error { calls++; return stop },
+				Reject: func(model.Rejection) error { return nil },
+			})
 		if !errors.Is(err, stop) || calls != 1 {
 			t.Fatalf("err = %v after %d calls, want stop after 1", err, calls)
 		}
@@ -279,8 +281,8 @@ func TestReadFileErrors(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		data := "Employee ID,Work Email,First Name,Last Name\n1,a@example.com,A,B\n"
-		_, err := Read(ctx, "x.csv", strings.NewReader(data), opts("externalId", "email", "firstName", "lastName"),
-			func(model.Person) error { return nil }, func(model.Rejection) error { return nil })
+		var got sourcestest.Result
+		_, err := Read(ctx, "x.csv", strings.NewReader(data), opts("externalId", "email", "firstName", "lastName"), got.Handler())
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
@@ -290,9 +292,9 @@ func TestReadFileErrors(t *testing.T) {
 // readString reads data as a CSV export named "s.csv".
 func readString(data string, o sources.CSVOptions) (result, error) {
 	var res result
-	res.stats, res.err = read(context.Background(), "s.csv", strings.NewReader(data), o, testNow(),
-		func(p model.Person) error { res.people = append(res.people, p); return nil },
-		func(r model.Rejection) error { res.rejs = append(res.rejs, r); return nil })
+	var got sourcestest.Result
+	res.stats, res.err = read(context.Background(), "s.csv", strings.NewReader(data), o, testNow(), got.Handler())
+	res.people, res.rejs = sourcestest.WithoutHashes(got.People), got.Rejections
 	return res, res.err
 }
 
@@ -316,9 +318,10 @@ func TestConfiguredFormat(t *testing.T) {
 			o := base
 			o.Encoding, o.Delimiter = tt.encoding, tt.delimiter
 			var got []model.Person
-			_, err := read(context.Background(), "c.csv", bytes.NewReader(tt.data), o, testNow(),
-				func(p model.Person) error { got = append(got, p); return nil },
-				func(r model.Rejection) error { return fmt.Errorf("rejected: %s", r.Error()) })
+			_, err := read(context.Background(), "c.csv", bytes.NewReader(tt.data), o, testNow(), sources.Handler{
+				Accept: func(p model.Person) error { got = append(got, p); return nil },
+				Reject: func(r model.Rejection) error { return fmt.Errorf("rejected: %s", r.Error()) },
+			})
 			if err != nil {
 				t.Fatalf("Read: %v", err)
 			}
@@ -388,45 +391,20 @@ func TestDetectEncoding(t *testing.T) {
 	}
 }
 
-func TestFileChangedBetweenPasses(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "x.csv")
+func TestFileChangedWhileRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.csv")
 	data := "Employee ID,Work Email,First Name,Last Name\n1,a@example.com,A,B\n"
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	src := File{Path: path, Options: opts("externalId", "email", "firstName", "lastName"), Now: testNow()}
+	var got sourcestest.Result
+	h := got.Handler()
+	h.Accept = func(model.Person) error {
+		// Another process appends to the file while hrsync reads it.
+		return os.WriteFile(path, []byte(data+"2,b@example.com,C,D\n"), 0o600)
 	}
-	defer fh.Close()
-	// changing stands for another process appending to the file after the
-	// first pass; emit is only called in the second pass.
-	changing := &seekHook{rs: fh, onSeek: func(n int) {
-		if n == 4 { // Detect rewinds twice, then each pass once: 4 starts the second pass
-			if err := os.WriteFile(path, []byte(data+"2,b@example.com,C,D\n"), 0o600); err != nil {
-				t.Error(err)
-			}
-		}
-	}}
-	_, err = read(context.Background(), "x.csv", changing, opts("externalId", "email", "firstName", "lastName"), testNow(),
-		func(model.Person) error { return nil }, func(model.Rejection) error { return nil })
-	if !errors.Is(err, sources.ErrChanged) {
+	if _, err := src.Read(context.Background(), h); !errors.Is(err, sources.ErrChanged) {
 		t.Fatalf("err = %v, want ErrChanged", err)
 	}
-}
-
-// seekHook calls onSeek with the 1-based count of each Seek.
-type seekHook struct {
-	rs     io.ReadSeeker
-	onSeek func(n int)
-	n      int
-}
-
-func (s *seekHook) Read(p []byte) (int, error) { return s.rs.Read(p) }
-
-func (s *seekHook) Seek(off int64, whence int) (int64, error) {
-	s.n++
-	s.onSeek(s.n)
-	return s.rs.Seek(off, whence)
 }

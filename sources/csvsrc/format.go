@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
@@ -79,6 +80,42 @@ func (f Format) decode(r io.Reader) io.Reader {
 		t = unicode.UTF8BOM.NewDecoder()
 	}
 	return transform.NewReader(r, t)
+}
+
+// utf8BOM is the byte order mark of UTF-8.
+const utf8BOM = "\xEF\xBB\xBF"
+
+// text returns the file's text as UTF-8 for the CSV reader. A UTF-8 file is
+// read as it is on disk, less a leading byte order mark, and fix is set: a
+// value must then go through validUTF8String, which does to it what the
+// decoder would have done to the whole text (the values are a small part of
+// a file, and most of them need nothing). Other encodings are decoded.
+func (f Format) text(r io.Reader) (text io.Reader, fix bool, err error) {
+	if f.Encoding != sources.EncodingUTF8 {
+		return f.decode(r), false, nil
+	}
+	br := bufio.NewReaderSize(r, peekSize)
+	head, err := br.Peek(len(utf8BOM))
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Errorf("read start: %w", err)
+	}
+	if string(head) == utf8BOM {
+		_, _ = br.Discard(len(utf8BOM))
+	}
+	return br, true, nil
+}
+
+// validUTF8String replaces each byte of s that is not part of valid UTF-8
+// with U+FFFD, as the UTF-8 decoder of the other path does.
+func validUTF8String(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	out, err := unicode.UTF8.NewDecoder().String(s)
+	if err != nil { // the decoder replaces, it does not fail
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return out
 }
 
 // detectEncoding looks for a byte order mark; without one the file is

@@ -10,6 +10,7 @@ import (
 
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/sourcestest"
 )
 
 // fuzzHeader is put before the fuzzed bytes when withHeader is set, so that
@@ -48,35 +49,44 @@ func FuzzReadCSV(f *testing.F) {
 			}
 			lastLine = bytes.Count(text, []byte("\n")) + 1
 		}
-		lines := map[int]bool{}
-		prev := 0
-		see := func(line int) {
+		check := func(line int) {
 			if line < 2 || line > lastLine {
 				t.Fatalf("line %d outside the data rows 2..%d", line, lastLine)
 			}
-			if line < prev {
-				t.Fatalf("line %d after line %d", line, prev)
-			}
-			prev = line
-			lines[line] = true
 		}
-		st, err := read(context.Background(), "fuzz.csv", bytes.NewReader(data), o, testNow(),
-			func(p model.Person) error {
-				if lines[p.Line] {
-					t.Fatalf("line %d emitted after it was seen", p.Line)
-				}
-				see(p.Line)
-				return nil
-			},
-			func(r model.Rejection) error { see(r.Line); return nil })
+		var got sourcestest.Result
+		h := got.Handler()
+		prev := 0
+		accept := h.Accept
+		h.Accept = func(p model.Person) error {
+			check(p.Line)
+			if p.Line <= prev {
+				t.Fatalf("line %d accepted after line %d", p.Line, prev)
+			}
+			prev = p.Line
+			return accept(p)
+		}
+		st, err := read(context.Background(), "fuzz.csv", bytes.NewReader(data), o, testNow(), h)
 		if err != nil {
 			return // a file-level error: nothing to count
 		}
-		if st.Accepted+st.Rejected != st.Rows {
-			t.Fatalf("stats %+v: rows not all accounted for", st)
+		rejected := map[int]bool{}
+		for _, r := range got.Rejections {
+			check(r.Line)
+			rejected[r.Line] = true
 		}
-		if len(lines) != st.Rows {
-			t.Fatalf("%d distinct lines reported for %d rows", len(lines), st.Rows)
+		for _, p := range got.People {
+			if rejected[p.Line] {
+				t.Fatalf("line %d both accepted and rejected", p.Line)
+			}
+		}
+		for _, line := range got.Retracted {
+			if !rejected[line] {
+				t.Fatalf("line %d taken back without a rejection", line)
+			}
+		}
+		if st.Accepted != len(got.People) || st.Rejected != len(rejected) || st.Accepted+st.Rejected != st.Rows {
+			t.Fatalf("stats %+v for %d accepted and %d rejected lines", st, len(got.People), len(rejected))
 		}
 	})
 }

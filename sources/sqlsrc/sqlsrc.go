@@ -8,8 +8,9 @@
 // streamed (rows.Next); the "line" of a rejection is the 1-based row
 // number and its source "sql:<name>".
 //
-// The query runs twice (see sources.Run) inside one read-only REPEATABLE
-// READ transaction, so both passes see the same snapshot of the data.
+// The query runs once, in a read-only transaction: one statement sees one
+// snapshot of the data on both databases. Its rows are scanned in order
+// and checked in batches on every processor (sources.Run).
 package sqlsrc
 
 import (
@@ -17,6 +18,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -98,74 +100,87 @@ func (s *Source) Close() error {
 func (s *Source) Name() string { return s.name }
 
 // Read runs the query and validates its rows; see sources.Source.
-func (s *Source) Read(ctx context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
+func (s *Source) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
 	v, err := sources.NewValidator(s.name, s.opts.Mapping, s.now())
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: begin read-only transaction: %w", s.name, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read only: nothing to keep
-	pass := func(ctx context.Context, _ bool, visit func(*sources.Row) error) error {
-		return s.pass(ctx, tx, visit)
-	}
-	return sources.Run(ctx, v, pass, emit, reject)
-}
-
-// pass runs the query once and visits each row.
-func (s *Source) pass(ctx context.Context, tx *sql.Tx, visit func(*sources.Row) error) error {
 	rows, err := tx.QueryContext(ctx, s.opts.Query)
 	if err != nil {
-		return fmt.Errorf("%s: run query: %w", s.name, err)
+		return sources.Stats{}, fmt.Errorf("%s: run query: %w", s.name, err)
 	}
 	defer rows.Close() //nolint:errcheck // rows.Err is checked
 	types, err := rows.ColumnTypes()
 	if err != nil {
-		return fmt.Errorf("%s: read columns: %w", s.name, err)
+		return sources.Stats{}, fmt.Errorf("%s: read columns: %w", s.name, err)
 	}
 	index, err := s.mapColumns(types)
 	if err != nil {
-		return err
+		return sources.Stats{}, err
 	}
-	vals := make([]any, len(types))
-	ptrs := make([]any, len(types))
-	for i := range vals {
-		ptrs[i] = &vals[i]
+	rd := &resultRows{name: s.name, rows: rows, types: types, index: index,
+		vals: make([]any, len(types)), ptrs: make([]any, len(types))}
+	for i := range rd.vals {
+		rd.ptrs[i] = &rd.vals[i]
 	}
-	var r sources.Row
-	for n := 1; rows.Next(); n++ {
-		if err := rows.Scan(ptrs...); err != nil {
-			return fmt.Errorf("%s: scan row %d: %w", s.name, n, err)
+	return sources.Run(ctx, v, rd, h)
+}
+
+// resultRows reads a query's rows for sources.Run.
+type resultRows struct {
+	name  string
+	rows  *sql.Rows
+	types []*sql.ColumnType
+	index [sources.NumFields]int
+	vals  []any
+	ptrs  []any
+	n     int // rows read
+}
+
+// Next scans up to sources.BatchLen rows into b.
+func (rr *resultRows) Next(_ context.Context, b *sources.Batch) error {
+	b.Rows = b.Rows[:0]
+	for len(b.Rows) < sources.BatchLen && rr.rows.Next() {
+		rr.n++
+		if err := rr.rows.Scan(rr.ptrs...); err != nil {
+			return fmt.Errorf("%s: scan row %d: %w", rr.name, rr.n, err)
 		}
-		r = sources.Row{Line: n, Blank: true}
-		for _, v := range vals {
+		r := sources.Row{Line: rr.n, Blank: true}
+		for _, v := range rr.vals {
 			if text(v) != "" {
 				r.Blank = false
 				break
 			}
 		}
 		for f := range sources.NumFields {
-			i := index[f]
+			i := rr.index[f]
 			if i < 0 {
 				continue
 			}
 			if f.IsDate() {
-				r.Date[f], r.Text[f] = dateValue(vals[i], types[i].DatabaseTypeName())
+				r.Date[f], r.Text[f] = dateValue(rr.vals[i], rr.types[i].DatabaseTypeName())
 			} else {
-				r.Text[f] = text(vals[i])
+				r.Text[f] = text(rr.vals[i])
 			}
 		}
-		if err := visit(&r); err != nil {
-			return err
-		}
+		b.Rows = append(b.Rows, r)
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("%s: read rows: %w", s.name, err)
+	if err := rr.rows.Err(); err != nil {
+		return fmt.Errorf("%s: read rows: %w", rr.name, err)
+	}
+	if len(b.Rows) == 0 {
+		return io.EOF
 	}
 	return nil
 }
+
+// Fill has nothing to do: Next scans whole rows.
+func (rr *resultRows) Fill(*sources.Batch) error { return nil }
 
 // mapColumns finds each configured column in the result set.
 func (s *Source) mapColumns(types []*sql.ColumnType) ([sources.NumFields]int, error) {

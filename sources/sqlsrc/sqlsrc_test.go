@@ -16,6 +16,7 @@ import (
 
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/sourcestest"
 )
 
 // server is one database the tests run against.
@@ -141,11 +142,9 @@ func TestReadFromServers(t *testing.T) {
 
 			check := func(t *testing.T, src *Source) {
 				t.Helper()
-				var people []model.Person
-				var rejs []model.Rejection
-				st, err := src.Read(ctx,
-					func(p model.Person) error { people = append(people, p); return nil },
-					func(r model.Rejection) error { rejs = append(rejs, r); return nil })
+				var got sourcestest.Result
+				st, err := src.Read(ctx, got.Handler())
+				people, rejs := sourcestest.WithoutHashes(got.People), got.Rejections
 				if err != nil {
 					t.Fatalf("Read: %v", err)
 				}
@@ -191,7 +190,7 @@ func TestReadFromServers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = src.Read(ctx, func(model.Person) error { return nil }, func(model.Rejection) error { return nil })
+				_, err = src.Read(ctx, new(sourcestest.Result).Handler())
 				var ce *sources.ColumnsError
 				if !errors.As(err, &ce) {
 					t.Fatalf("err = %v, want a ColumnsError", err)
@@ -206,7 +205,7 @@ func TestReadFromServers(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = src.Read(ctx, func(model.Person) error { return nil }, func(model.Rejection) error { return nil })
+				_, err = src.Read(ctx, new(sourcestest.Result).Handler())
 				if err == nil || !strings.Contains(err.Error(), "run query") {
 					t.Errorf("err = %v, want a query error", err)
 				}

@@ -1,15 +1,13 @@
 package people
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
-	"time"
-
-	"github.com/cespare/xxhash/v2"
 
 	"hrsync/model"
 	"hrsync/sources"
@@ -116,38 +114,36 @@ func (p *Plan) Summary() map[string]int {
 	}
 }
 
-func hashString(s string) uint64 { return xxhash.Sum64String(s) }
+// Fingerprint is the hash of a person's normalized fields, as state keeps
+// it; see sources.Fingerprint.
+func Fingerprint(p model.Person) uint64 { return sources.Fingerprint(p) }
 
-// fieldSep ends each field in a Fingerprint.
-const fieldSep = "\x1f"
-
-// Fingerprint is the hash of a person's normalized fields; a change of any
-// field changes it. Birth dates take part only through this hash.
-func Fingerprint(p model.Person) uint64 {
-	var d xxhash.Digest
-	d.Reset()
-	for _, s := range [...]string{p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location} {
-		_, _ = d.WriteString(s)
-		_, _ = d.WriteString(fieldSep)
+// hashes returns the person's key and field hashes, computing what the
+// reader did not (a person built by other means than a source).
+func hashes(p model.Person) model.Hashes {
+	h := p.Hash
+	if h.ID == 0 {
+		h.ID = sources.KeyHash(p.ExternalID)
 	}
-	var buf [len(model.DateLayout) + 8]byte
-	for _, t := range [...]time.Time{p.StartDate, p.BirthDate} {
-		if !t.IsZero() {
-			_, _ = d.Write(t.AppendFormat(buf[:0], model.DateLayout))
-		}
-		_, _ = d.WriteString(fieldSep)
+	if h.Email == 0 {
+		h.Email = sources.KeyHash(p.Email)
 	}
-	return d.Sum64()
+	if h.Fields == 0 {
+		h.Fields = sources.Fingerprint(p)
+	}
+	return h
 }
 
 // BuildPlan diffs one export against state. It reads state and the export,
 // and changes nothing.
 //
-// The state is read with the store's lean scan, in a goroutine of its own,
-// while the export's first pass (duplicate detection) runs; the diff waits
-// for it at the first row of the second pass. The state is held in the
-// compact stateIndex; the departed are the active people of it that no row
-// marked as seen.
+// The state is loaded first (from its snapshot when it is current), then
+// the export is read in one pass (sources.Handler). A row that state has
+// exactly as the export does, the common case, is counted as unchanged on
+// the spot, remembering only its line and state entry in case a later row
+// turns out to repeat its keys; every other accepted row is kept and
+// sorted into the plan after the read, when the duplicates are known.
+// The departed are the active people of state no row marked as seen.
 func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, error) {
 	tenant := j.opts.Tenant
 	plan := &Plan{Tenant: tenant, Source: export.Name()}
@@ -157,43 +153,63 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	if err != nil {
 		return nil, err
 	}
-
 	load := loadStateAsync(ctx, j.store, tenant)
 	defer load.stop()
-	var (
-		state    *stateIndex
-		stateErr error
-		newIDs   = map[uint64]struct{}{}
-	)
-	ready := func() bool {
-		if state == nil && stateErr == nil {
-			state, stateErr = load.wait(ctx)
-		}
-		return stateErr == nil
+	state, err := load.wait(ctx)
+	if err != nil {
+		return nil, err
 	}
 
-	stats, err := export.Read(ctx, func(p model.Person) error {
-		if !ready() {
-			return stateErr
-		}
-		return j.diffRow(ctx, plan, state, newIDs, blocked, p)
-	}, func(r model.Rejection) error {
-		plan.Rejections = append(plan.Rejections, r)
-		return nil
+	var (
+		pending   []model.Person        // accepted rows not unchanged, in line order
+		unchanged chunked[unchangedRow] // accepted rows counted as unchanged, in line order
+		retracted = map[int]bool{}      // lines of pending rows taken back
+	)
+	stats, err := export.Read(ctx, sources.Handler{
+		Accept: func(p model.Person) error {
+			h := hashes(p)
+			i := state.find(h.ID, p.ExternalID)
+			if i >= 0 {
+				if k := &state.people[i]; k.flags&(flagCreated|flagDeparted|flagSeen) == flagCreated && h.Fields == k.fingerprint {
+					k.flags |= flagSeen
+					plan.Unchanged++
+					unchanged.add(unchangedRow{line: uint32(p.Line), entry: uint32(i)}) //nolint:gosec // lines and people fit in 32 bits
+					return nil
+				}
+			}
+			pending = append(pending, p)
+			return nil
+		},
+		Reject: func(r model.Rejection) error {
+			plan.Rejections = append(plan.Rejections, r)
+			return nil
+		},
+		Retract: func(line int) error {
+			if _, ok := slices.BinarySearchFunc(pending, line, func(p model.Person, l int) int { return cmp.Compare(p.Line, l) }); ok {
+				retracted[line] = true
+				return nil
+			}
+			if i, ok := searchUnchanged(&unchanged, uint32(line)); ok { //nolint:gosec // lines fit in 32 bits
+				state.people[i].flags &^= flagSeen
+				plan.Unchanged--
+				return nil
+			}
+			return fmt.Errorf("%s:%d: a row taken back that was not accepted", plan.Source, line)
+		},
 	})
-	if stateErr != nil {
-		return nil, stateErr
-	}
 	if err != nil {
 		return nil, fmt.Errorf("read export %s: %w", export.Name(), err)
 	}
-	if !ready() {
-		return nil, stateErr
-	}
-	rejectedByPlan := plan.Stats.Rejected
 	plan.Stats = stats
-	plan.Stats.Rejected += rejectedByPlan
-	plan.Stats.Accepted -= rejectedByPlan
+	newIDs := map[uint64]struct{}{}
+	for _, p := range pending {
+		if retracted[p.Line] {
+			continue
+		}
+		if err := j.diffRow(ctx, plan, state, newIDs, blocked, p); err != nil {
+			return nil, err
+		}
+	}
 	plan.ActiveBefore = state.active
 	plan.Departed = state.departed()
 
@@ -206,17 +222,57 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	}
 	plan.Calls = j.planCalls(plan.Create)
 	plan.Trips = j.opts.Safeguards.check(plan)
-	sort.Slice(plan.Rejections, func(a, b int) bool { return plan.Rejections[a].Line < plan.Rejections[b].Line })
+	slices.SortStableFunc(plan.Rejections, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
 	return plan, nil
+}
+
+// unchangedRow is an accepted row found unchanged: its line and its entry
+// in the state index.
+type unchangedRow struct {
+	line, entry uint32
+}
+
+// searchUnchanged finds the state entry of the unchanged row on line; the
+// rows were added in line order.
+func searchUnchanged(rows *chunked[unchangedRow], line uint32) (entry int, ok bool) {
+	for _, ch := range append(slices.Clone(rows.full), rows.last) {
+		if len(ch) == 0 || ch[len(ch)-1].line < line {
+			continue
+		}
+		i, found := slices.BinarySearchFunc(ch, line, func(r unchangedRow, l uint32) int { return cmp.Compare(r.line, l) })
+		if found {
+			return int(ch[i].entry), true
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+// find returns the index in s.people of the person with the externalId
+// (hashed to id), or -1. The externalId itself is compared, so that two
+// people whose ids share a hash are never taken for one.
+func (s *stateIndex) find(id uint64, externalID string) int {
+	lo, hi := s.byID.span(id)
+	for i := lo; i < hi; i++ {
+		// string(bytes) == string compares without a copy.
+		if e := &s.people[i]; e.id == id && string(s.ids[e.idStart:e.idStart+uint32(e.idLen)]) == externalID {
+			return i
+		}
+	}
+	return -1
 }
 
 // diffRow sorts one accepted row of the export into the plan.
 func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
 	blocked map[string]bool, p model.Person) error {
-	id := hashString(p.ExternalID)
-	k := state.lookup(id)
+	h := hashes(p)
+	id := h.ID
+	var k *stateEntry
+	if i := state.find(id, p.ExternalID); i >= 0 {
+		k = &state.people[i]
+	}
 	if k == nil {
-		if state.emailTaken(hashString(p.Email)) {
+		if state.emailTaken(h.Email) {
 			plan.Rejections = append(plan.Rejections, model.Rejection{
 				Source: plan.Source, Line: p.Line, Field: "email",
 				Reason: "e-mail already belongs to another person in hrsync's state; an e-mail change must keep the externalId",
@@ -261,8 +317,8 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 	case k.has(flagDeparted):
 		plan.Returned = append(plan.Returned, p.ExternalID)
 		plan.returnedRows = append(plan.returnedRows, p)
-	case Fingerprint(p) != k.fingerprint:
-		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != hashString(p.Email)})
+	case h.Fields != k.fingerprint:
+		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != h.Email})
 		plan.changedRows = append(plan.changedRows, p)
 	default:
 		plan.Unchanged++
@@ -377,3 +433,6 @@ func (s Safeguards) check(p *Plan) []Trip {
 	}
 	return trips
 }
+
+// hashString is the hash state keeps of an externalId or e-mail.
+func hashString(s string) uint64 { return sources.KeyHash(s) }

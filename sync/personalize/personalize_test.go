@@ -52,19 +52,19 @@ type export struct {
 
 func (e *export) Name() string { return e.name }
 
-func (e *export) Read(_ context.Context, emit func(model.Person) error, reject func(model.Rejection) error) (sources.Stats, error) {
+func (e *export) Read(_ context.Context, h sources.Handler) (sources.Stats, error) {
 	st := sources.Stats{}
 	for _, p := range e.people {
 		st.Rows++
 		st.Accepted++
-		if err := emit(p); err != nil {
+		if err := h.Accept(p); err != nil {
 			return st, err
 		}
 	}
 	for _, r := range e.rejects {
 		st.Rows++
 		st.Rejected++
-		if err := reject(r); err != nil {
+		if err := h.Reject(r); err != nil {
 			return st, err
 		}
 	}

@@ -3,9 +3,11 @@ package personalize
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 
 	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/store"
 )
 
@@ -89,14 +91,21 @@ func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
 	now := j.opts.Now()
 	var hires []model.Person
 	seen := map[string]bool{}
-	_, err = src.Read(ctx, func(p model.Person) error {
-		if seen[p.ExternalID] || !InWindow(p.StartDate, now, j.opts.WindowBefore, j.opts.WindowAfter) {
+	_, err = src.Read(ctx, sources.Handler{
+		Accept: func(p model.Person) error {
+			if seen[p.ExternalID] || !InWindow(p.StartDate, now, j.opts.WindowBefore, j.opts.WindowAfter) {
+				return nil
+			}
+			seen[p.ExternalID] = true
+			hires = append(hires, p)
 			return nil
-		}
-		seen[p.ExternalID] = true
-		hires = append(hires, p)
-		return nil
-	}, func(model.Rejection) error { return nil }) // rejected rows are never personalized
+		},
+		Reject: func(model.Rejection) error { return nil }, // rejected rows are never personalized
+		Retract: func(line int) error { // a duplicate found later: rejected too
+			hires = slices.DeleteFunc(hires, func(p model.Person) bool { return p.Line == line })
+			return nil
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", src.Name(), err)
 	}

@@ -26,9 +26,10 @@ func defaultOptions() sources.CSVOptions {
 func readBack(t *testing.T, data []byte) ([]model.Person, sources.Stats) {
 	t.Helper()
 	var got []model.Person
-	st, err := csvsrc.Read(context.Background(), "gen.csv", bytes.NewReader(data), defaultOptions(),
-		func(p model.Person) error { got = append(got, p); return nil },
-		func(r model.Rejection) error { t.Errorf("rejected: %s", r.Error()); return nil })
+	st, err := csvsrc.Read(context.Background(), "gen.csv", bytes.NewReader(data), defaultOptions(), sources.Handler{
+		Accept: func(p model.Person) error { got = append(got, p); return nil },
+		Reject: func(r model.Rejection) error { t.Errorf("rejected: %s", r.Error()); return nil },
+	})
 	if err != nil {
 		t.Fatalf("read generated csv: %v", err)
 	}

@@ -1,0 +1,36 @@
+package sources
+
+import (
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+
+	"hrsync/model"
+)
+
+// KeyHash is the 64-bit hash (xxhash64) of a normalized externalId or
+// e-mail, the form in which hrsync compares keys in bulk.
+func KeyHash(s string) uint64 { return xxhash.Sum64String(s) }
+
+// fieldSep ends each field in a Fingerprint.
+const fieldSep = "\x1f"
+
+// Fingerprint is the hash of a person's normalized fields; a change of any
+// field but the balance changes it. Birth dates take part only through this
+// hash, which is what hrsync's state keeps of them.
+func Fingerprint(p model.Person) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	for _, s := range [...]string{p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location} {
+		_, _ = d.WriteString(s)
+		_, _ = d.WriteString(fieldSep)
+	}
+	var buf [len(model.DateLayout) + 8]byte
+	for _, t := range [...]time.Time{p.StartDate, p.BirthDate} {
+		if !t.IsZero() {
+			_, _ = d.Write(t.AppendFormat(buf[:0], model.DateLayout))
+		}
+		_, _ = d.WriteString(fieldSep)
+	}
+	return d.Sum64()
+}
