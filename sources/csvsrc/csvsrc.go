@@ -51,6 +51,35 @@ type row struct {
 	AddBalance string `csv:"addBalance"`
 }
 
+// UnmarshalCSVWithFields sets the field whose csv tag is key. gocsv calls
+// it for each value of a record (its TypeUnmarshalCSVWithFields), in place
+// of setting the field through reflection, which boxes every value.
+func (r *row) UnmarshalCSVWithFields(key, value string) error {
+	switch key {
+	case "externalId":
+		r.ExternalID = value
+	case "email":
+		r.Email = value
+	case "firstName":
+		r.FirstName = value
+	case "lastName":
+		r.LastName = value
+	case "department":
+		r.Department = value
+	case "location":
+		r.Location = value
+	case "startDate":
+		r.StartDate = value
+	case "birthDate":
+		r.BirthDate = value
+	case "addBalance":
+		r.AddBalance = value
+	default:
+		return fmt.Errorf("no field %q in the row", key)
+	}
+	return nil
+}
+
 // fill copies the row struct into the texts of a sources.Row.
 func (r *row) fill(out *sources.Row) {
 	out.Text[sources.ExternalID] = r.ExternalID

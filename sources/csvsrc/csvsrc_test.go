@@ -408,3 +408,28 @@ func TestFileChangedWhileRead(t *testing.T) {
 		t.Fatalf("err = %v, want ErrChanged", err)
 	}
 }
+
+func TestRowTagsMatchFields(t *testing.T) {
+	// UnmarshalCSVWithFields must know every tag of row, and the tags must
+	// be the names of sources.Field, which the header is rewritten to.
+	rt := reflect.TypeFor[row]()
+	var tags []string
+	for i := range rt.NumField() {
+		tags = append(tags, rt.Field(i).Tag.Get("csv"))
+	}
+	if !reflect.DeepEqual(tags, sources.FieldNames()) {
+		t.Fatalf("row tags = %q, want the field names %q", tags, sources.FieldNames())
+	}
+	var r row
+	for i, tag := range tags {
+		if err := r.UnmarshalCSVWithFields(tag, tag+"!"); err != nil {
+			t.Fatal(err)
+		}
+		if got := reflect.ValueOf(r).Field(i).String(); got != tag+"!" {
+			t.Errorf("%s set field %s to %q", tag, rt.Field(i).Name, got)
+		}
+	}
+	if err := r.UnmarshalCSVWithFields("nope", "x"); err == nil {
+		t.Error("an unknown column was accepted")
+	}
+}

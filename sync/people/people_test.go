@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,4 +548,55 @@ func TestReleasedGrantIsSentWhenTheSameFileIsDroppedAgain(t *testing.T) {
 			t.Errorf("third drop: %+v, %d new calls", rep.Exports[0], e.createCalls()-calls)
 		}
 	})
+}
+
+func TestPlanRejectsDuplicatesOfKnownAndNewKeys(t *testing.T) {
+	e := newEnv(t)
+	rows := genPeople(60)
+	if _, err := e.job(nil).RunOnce(t.Context(), feed(e.export("a.csv", rows)), people.RunFlags{}); err != nil {
+		t.Fatal(err)
+	}
+	next := append([]person(nil), rows...)
+	next[5].dept = "Sales" // changed, then repeated below: taken back from the changed
+	next = append(next,
+		rows[3], // known externalId, unchanged first row (line 5)
+		person{id: "000006", email: "x6@example.com", first: "F"}, // known externalId of the changed row (line 7)
+		person{id: "N1", email: "n1@example.com", first: "A", last: "B"},
+		person{id: "N1", email: "n1b@example.com", first: "A", last: "B"}, // new externalId twice
+		person{id: "N2", email: rows[10].email, first: "A", last: "B"},    // known e-mail of an unchanged row (line 12)
+	)
+	plan, err := e.job(nil).BuildPlan(t.Context(), e.export("b.csv", next))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range plan.Rejections {
+		reason, _, _ := strings.Cut(r.Reason, ";")
+		got = append(got, fmt.Sprintf("%d %s %s", r.Line, r.Field, reason))
+	}
+	want := []string{
+		"5 externalId duplicate externalId: also on line 62",
+		"5 email duplicate e-mail: also on line 62",
+		"7 externalId duplicate externalId: also on line 63",
+		"12 email duplicate e-mail: also on line 66",
+		"62 externalId duplicate externalId: first on line 5",
+		"62 email duplicate e-mail: first on line 5",
+		"63 externalId duplicate externalId: first on line 7",
+		"63 lastName required value is empty",
+		"64 externalId duplicate externalId: also on line 65",
+		"65 externalId duplicate externalId: first on line 64",
+		"66 email duplicate e-mail: first on line 12",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rejections:\n got %q\nwant %q", got, want)
+	}
+	// 60 known rows, 3 of them rejected: 57 unchanged; the changed one was
+	// taken back; nobody new; the 3 rejected known people look departed.
+	if plan.Unchanged != 57 || len(plan.Changed) != 0 || len(plan.Create) != 0 ||
+		!slices.Equal(plan.Departed, []string{"000004", "000006", "000011"}) {
+		t.Errorf("unchanged %d, changed %v, create %d, departed %v", plan.Unchanged, plan.Changed, len(plan.Create), plan.Departed)
+	}
+	if plan.Stats != (sources.Stats{Rows: 65, Accepted: 57, Rejected: 8}) {
+		t.Errorf("stats = %+v", plan.Stats)
+	}
 }

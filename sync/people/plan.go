@@ -165,10 +165,12 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		unchanged chunked[unchangedRow] // accepted rows counted as unchanged, in line order
 		retracted = map[int]bool{}      // lines of pending rows taken back
 	)
+	keys := newStateKeys(state)
 	stats, err := export.Read(ctx, sources.Handler{
+		Keys: keys,
 		Accept: func(p model.Person) error {
 			h := hashes(p)
-			i := state.find(h.ID, p.ExternalID)
+			i := keys.entry(p.Line, h.ID, p.ExternalID)
 			if i >= 0 {
 				if k := &state.people[i]; k.flags&(flagCreated|flagDeparted|flagSeen) == flagCreated && h.Fields == k.fingerprint {
 					k.flags |= flagSeen
