@@ -7,20 +7,27 @@
 // column and the reason; good rows go on when others are rejected.
 //
 // This package holds what both kinds share: the option types that the
-// config package embeds, the Field names of model.Person, and the Validator
-// with its two-pass driver Run.
+// config package embeds, the Field names of model.Person, the Validator,
+// and Run, the one-pass reader both kinds of source drive.
 //
-// # Why two passes
+// # One pass, duplicates found late
 //
 // A duplicate externalId or e-mail rejects every occurrence, the first one
-// included, since nobody can tell which row is right. A single streaming
-// pass would already have emitted the first occurrence when it meets the
-// second. So Run reads an export twice: the first pass only records a
-// 64-bit hash of each externalId and e-mail with the line it was first seen
-// on; the second pass validates each row and emits it or rejects it, final.
-// Callers therefore never see a record that is taken back later. A CSV file
-// is simply read twice (it is on disk); a SQL query runs twice inside one
-// read-only REPEATABLE READ transaction, so both passes see the same
-// snapshot. Run checks that both passes saw the same rows and fails the
-// export if they did not.
+// included, since nobody can tell which row is right. Run reads an export
+// once: a row that repeats a key is rejected when it is met, and the first
+// row of the key, accepted by then, is taken back after the last row
+// (Handler.Retract) and rejected. A caller that counts or sorts rows as they
+// come must therefore be able to undo one; the people plan counts an
+// unchanged row on the spot and remembers its line, and keeps every other
+// row until the read is over.
+//
+// # Speed
+//
+// Run uses every processor: one goroutine reads the rows in order (a CSV
+// file's records, a query's rows), workers fill and check them in batches
+// (gocsv mapping, e-mail, dates, the hashes of model.Hashes), and the
+// calling goroutine finds the duplicates and hands the rows on in order.
+// Keys are compared as 64-bit hashes; a caller that indexes known keys
+// anyway (the people plan, with hrsync's state) can pass its own Keys so
+// that the read keeps no map of its own for them.
 package sources
