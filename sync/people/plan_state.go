@@ -28,7 +28,23 @@ type stateIndex struct {
 	byMail buckets
 	ids    []byte // every externalId, in scan order, back to back
 	active int    // active people
+
+	// from tells where the index came from: stateFromSnapshot or
+	// stateFromScan.
+	from string
+	// version is the version of the tenant's people the index is exactly
+	// (store.PeopleVersion).
+	version int64
+	// snapshotErr says why a stored snapshot at the current version could
+	// not be used (nil when none was, or when it was used).
+	snapshotErr error
 }
+
+// Where a stateIndex came from.
+const (
+	stateFromSnapshot = "snapshot" // the store's snapshot, valid for the current version
+	stateFromScan     = "scan"     // a scan of every person
+)
 
 // stateEntry is one person of state.
 type stateEntry struct {
@@ -88,15 +104,54 @@ func (c *chunked[T]) flat() []T {
 	return out
 }
 
-// loadState reads the tenant's people with the store's lean scan and
-// indexes them.
+// loadState returns the tenant's state as an index: from the store's
+// snapshot when one was built at the current version and decodes intact,
+// else from a scan of every person. It writes nothing.
 func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
-	s := &stateIndex{}
+	s, snapErr := loadSnapshot(ctx, st, tenant)
+	if s == nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("read state: %w", ctx.Err())
+		}
+		var err error
+		if s, err = scanState(ctx, st, tenant); err != nil {
+			return nil, err
+		}
+		s.snapshotErr = snapErr
+	}
+	noteStateLoad(ctx, s)
+	return s, nil
+}
+
+// loadSnapshot decodes the tenant's stored snapshot as it is read. It
+// returns nil when there is none at the current version, and nil with the
+// reason when one is there but cannot be used (the caller scans).
+func loadSnapshot(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
+	d := newSnapshotDecoder()
+	version, ok, err := st.PeopleSnapshot(ctx, tenant, d.write)
+	if err != nil {
+		return nil, fmt.Errorf("read snapshot: %w", err)
+	}
+	if !ok {
+		return nil, nil //nolint:nilnil // no snapshot is not an error
+	}
+	s, err := d.finish()
+	if err != nil {
+		return nil, err
+	}
+	s.from, s.version = stateFromSnapshot, version
+	return s, nil
+}
+
+// scanState reads the tenant's people with the store's lean scan and
+// indexes them.
+func scanState(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
+	s := &stateIndex{from: stateFromScan}
 	var (
 		people chunked[stateEntry]
 		emails chunked[uint64]
 	)
-	_, err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
+	version, err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
 		if len(s.ids)+len(k.ExternalID) > math.MaxUint32 || len(k.ExternalID) > math.MaxUint16 {
 			return errStateTooLarge
 		}
@@ -123,6 +178,7 @@ func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
+	s.version = version
 	s.people, s.emails = people.flat(), emails.flat()
 	slices.SortFunc(s.people, func(a, b stateEntry) int { return cmp.Compare(a.id, b.id) })
 	slices.Sort(s.emails)
@@ -137,6 +193,20 @@ func (s *stateIndex) lookup(id uint64) *stateEntry {
 	for i := lo; i < hi; i++ {
 		if s.people[i].id == id {
 			return &s.people[i]
+		}
+	}
+	return nil
+}
+
+// lookupKey returns the person whose externalId is externalID (id is its
+// hash), or nil. Unlike lookup it compares the externalId itself, so that
+// two people whose externalIds share a 64-bit hash are never taken for
+// one another.
+func (s *stateIndex) lookupKey(id uint64, externalID string) *stateEntry {
+	lo, hi := s.byID.span(id)
+	for i := lo; i < hi; i++ {
+		if e := &s.people[i]; e.id == id && string(s.ids[e.idStart:e.idStart+uint32(e.idLen)]) == externalID {
+			return e
 		}
 	}
 	return nil

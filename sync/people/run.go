@@ -99,6 +99,9 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		}
 	}()
 
+	// The plans of this run record where their state came from, for the
+	// snapshot's refresh at the end.
+	ctx, loads := withStateLoads(ctx)
 	rep := &Report{Tenant: j.opts.Tenant}
 	if n, err := j.store.FailInterrupted(ctx, store.JobPeople, j.opts.Tenant); err != nil {
 		return rep, fmt.Errorf("close interrupted runs: %w", err)
@@ -135,7 +138,48 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
+	if ctx.Err() == nil {
+		scanned, bad := loads.result()
+		if bad != nil {
+			j.log.Warn("the stored state snapshot could not be used; the plan scanned the state, and the snapshot is rewritten", zap.Error(bad))
+		}
+		j.refreshSnapshot(ctx, scanned)
+	}
 	return rep, firstErr
+}
+
+// refreshSnapshot rewrites the tenant's state snapshot when it is missing
+// or stale (the run, or anyone, changed the people since it was built), or
+// when a plan of the run could not use it (scanned): it scans the state and
+// saves the index with the version the scan saw (the store refuses it if
+// the state moved again meanwhile). A run that changed nothing and found a
+// valid snapshot writes nothing. It runs under the job's lock, once per
+// RunOnce; a failure is logged and leaves the run's outcome as it is.
+func (j *Job) refreshSnapshot(ctx context.Context, scanned bool) {
+	if !scanned {
+		valid, err := j.store.PeopleSnapshotValid(ctx, j.opts.Tenant)
+		if err != nil {
+			j.log.Warn("check the state snapshot; not refreshed", zap.Error(err))
+			return
+		}
+		if valid {
+			return
+		}
+	}
+	s, err := scanState(ctx, j.store, j.opts.Tenant)
+	if err != nil {
+		j.log.Warn("refresh the state snapshot: scan failed; plans scan until a run saves one", zap.Error(err))
+		return
+	}
+	saved, err := j.store.SavePeopleSnapshot(ctx, j.opts.Tenant, s.version, s.snapshotParts(snapshotPartSize))
+	switch {
+	case err != nil:
+		j.log.Warn("refresh the state snapshot: save failed; plans scan until a run saves one", zap.Error(err))
+	case !saved:
+		j.log.Info("state snapshot not saved: the people changed while it was built", zap.Int64("version", s.version))
+	default:
+		j.log.Debug("state snapshot saved", zap.Int64("version", s.version), zap.Int("people", len(s.people)))
+	}
 }
 
 // processExport plans and applies one export and commits its outcome, then

@@ -1,0 +1,407 @@
+package people
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The snapshot of a stateIndex is what the store keeps (store.PeopleSnapshot)
+// so that a plan need not scan every person: the index in a little-endian
+// binary format, cut into parts of snapshotPartSize bytes.
+//
+//	header   magic "hrsyncSI", format (u32), 0 (u32), people (u64),
+//	         emails (u64), id bytes (u64), active (u64), xxhash of the
+//	         header's first 48 bytes (u64)
+//	entries  people x 31 bytes, sorted by id: id (u64), fingerprint (u64),
+//	         email (u64), idStart (u32), idLen (u16), flags (u8; flagSeen
+//	         never set)
+//	ids      the externalIds, back to back, as stateIndex.ids holds them
+//	emails   emails x u64, sorted: the e-mail hashes of the active people
+//	checksum xxhash of every byte before it (u64)
+//
+// The header has a checksum of its own so that the counts can be trusted to
+// size the slices before the rest is read. Decoding checks everything it
+// can (magic, format, counts, order, flags, offsets, the checksum); any
+// problem gives errBadSnapshot, and the caller scans instead: a snapshot
+// never yields a wrong index.
+
+// snapshotMagic opens every snapshot.
+const snapshotMagic = "hrsyncSI"
+
+// snapshotFormat is the format number this code writes and reads; a
+// snapshot of another format is not used (and is rewritten by the next run).
+const snapshotFormat = 1
+
+// Sizes in the format, in bytes.
+const (
+	snapHeaderLen = 56
+	snapEntryLen  = 31
+	snapHashLen   = 8
+)
+
+// snapshotPartSize is the size of a snapshot's parts: small enough that
+// neither the store nor the decoder holds much more than the index itself.
+const snapshotPartSize = 4 << 20
+
+// maxSnapshotPeople bounds the people count a header may give (an entry's
+// idStart is 32 bits anyway).
+const maxSnapshotPeople = math.MaxUint32
+
+// errBadSnapshot is returned for a snapshot that cannot be used.
+var errBadSnapshot = errors.New("bad people snapshot")
+
+func badSnapshot(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errBadSnapshot, fmt.Sprintf(format, args...))
+}
+
+// snapshotParts encodes s in parts of partSize bytes (the last one
+// shorter). The part handed to yield is reused for the next one.
+func (s *stateIndex) snapshotParts(partSize int) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		w := partWriter{buf: make([]byte, 0, partSize), yield: yield}
+		w.digest.Reset()
+
+		var hdr [snapHeaderLen]byte
+		copy(hdr[:], snapshotMagic)
+		le := binary.LittleEndian
+		le.PutUint32(hdr[8:], snapshotFormat)
+		le.PutUint64(hdr[16:], uint64(len(s.people)))
+		le.PutUint64(hdr[24:], uint64(len(s.emails)))
+		le.PutUint64(hdr[32:], uint64(len(s.ids)))
+		le.PutUint64(hdr[40:], uint64(s.active)) //nolint:gosec // a count, never negative
+		le.PutUint64(hdr[48:], xxhash.Sum64(hdr[:48]))
+		w.write(hdr[:])
+
+		var rec [snapEntryLen]byte
+		for i := range s.people {
+			e := &s.people[i]
+			le.PutUint64(rec[0:], e.id)
+			le.PutUint64(rec[8:], e.fingerprint)
+			le.PutUint64(rec[16:], e.email)
+			le.PutUint32(rec[24:], e.idStart)
+			le.PutUint16(rec[28:], e.idLen)
+			rec[30] = e.flags &^ flagSeen
+			if !w.write(rec[:]) {
+				return
+			}
+		}
+		if !w.write(s.ids) {
+			return
+		}
+		var h [snapHashLen]byte
+		for _, m := range s.emails {
+			le.PutUint64(h[:], m)
+			if !w.write(h[:]) {
+				return
+			}
+		}
+		le.PutUint64(h[:], w.sum())
+		if w.write(h[:]) {
+			w.flush()
+		}
+	}
+}
+
+// partWriter cuts what is written into full parts, hands each to yield and
+// sums every byte written before sum is called.
+type partWriter struct {
+	buf    []byte
+	digest xxhash.Digest
+	yield  func([]byte) bool
+	stop   bool
+}
+
+// write appends p, handing every full part on; false once yield said stop.
+func (w *partWriter) write(p []byte) bool {
+	for len(p) > 0 && !w.stop {
+		n := min(len(p), cap(w.buf)-len(w.buf))
+		w.buf = append(w.buf, p[:n]...)
+		p = p[n:]
+		if len(w.buf) == cap(w.buf) {
+			w.flush()
+		}
+	}
+	return !w.stop
+}
+
+// flush hands the bytes written since the last part on as a part.
+func (w *partWriter) flush() {
+	if len(w.buf) == 0 || w.stop {
+		return
+	}
+	_, _ = w.digest.Write(w.buf)
+	w.stop = !w.yield(w.buf)
+	w.buf = w.buf[:0]
+}
+
+// sum is the checksum of everything written so far.
+func (w *partWriter) sum() uint64 {
+	d := w.digest // a copy: the buffered bytes are summed again at their flush
+	_, _ = d.Write(w.buf)
+	return d.Sum64()
+}
+
+// Sections of a snapshot, in order.
+const (
+	secHeader = iota
+	secEntries
+	secIDs
+	secEmails
+	secChecksum
+	secDone
+)
+
+// snapshotDecoder decodes a snapshot part by part, straight into a
+// stateIndex: it never holds more of the snapshot than the part it is
+// given and the few bytes of a record cut between two parts.
+type snapshotDecoder struct {
+	s       *stateIndex
+	sec     int
+	n       int // records (or bytes, for ids) of the section already read
+	carry   [snapHeaderLen]byte
+	nc      int
+	digest  xxhash.Digest
+	people  uint64
+	emails  uint64
+	idBytes uint64
+	active  int // active people read from the entries
+	sum     uint64
+}
+
+func newSnapshotDecoder() *snapshotDecoder {
+	d := &snapshotDecoder{s: &stateIndex{}}
+	d.digest.Reset()
+	return d
+}
+
+// recLen is the size of a record of the current section.
+func (d *snapshotDecoder) recLen() int {
+	switch d.sec {
+	case secHeader:
+		return snapHeaderLen
+	case secEntries:
+		return snapEntryLen
+	default:
+		return snapHashLen
+	}
+}
+
+// count is how many records (bytes for ids) the current section has.
+func (d *snapshotDecoder) count() uint64 {
+	switch d.sec {
+	case secHeader, secChecksum:
+		return 1
+	case secEntries:
+		return d.people
+	case secIDs:
+		return d.idBytes
+	case secEmails:
+		return d.emails
+	default:
+		return 0
+	}
+}
+
+// next moves to the next section that is not empty.
+func (d *snapshotDecoder) next() {
+	for d.sec < secDone && uint64(d.n) >= d.count() {
+		d.sec++
+		d.n = 0
+	}
+}
+
+// write decodes one more part of the snapshot.
+func (d *snapshotDecoder) write(p []byte) error {
+	for len(p) > 0 {
+		if d.sec == secDone {
+			return badSnapshot("bytes after the checksum")
+		}
+		if d.sec == secIDs {
+			k := int(min(uint64(len(p)), d.idBytes-uint64(d.n))) //nolint:gosec // at most len(p)
+			d.s.ids = append(d.s.ids, p[:k]...)
+			_, _ = d.digest.Write(p[:k])
+			p, d.n = p[k:], d.n+k
+			d.next()
+			continue
+		}
+		size := d.recLen()
+		if d.nc > 0 || len(p) < size {
+			k := copy(d.carry[d.nc:size], p)
+			d.nc += k
+			p = p[k:]
+			if d.nc < size {
+				return nil
+			}
+			d.nc = 0
+			if err := d.records(d.carry[:size]); err != nil {
+				return err
+			}
+			continue
+		}
+		whole := min(uint64(len(p)/size), d.count()-uint64(d.n))
+		k := int(whole) * size //nolint:gosec // at most len(p)
+		if err := d.records(p[:k]); err != nil {
+			return err
+		}
+		p = p[k:]
+	}
+	return nil
+}
+
+// records decodes whole records of the current section.
+func (d *snapshotDecoder) records(b []byte) error {
+	if d.sec != secChecksum {
+		_, _ = d.digest.Write(b)
+	}
+	le := binary.LittleEndian
+	switch d.sec {
+	case secHeader:
+		if err := d.header(b); err != nil {
+			return err
+		}
+		d.n = 1
+	case secEntries:
+		s := d.s
+		for ; len(b) >= snapEntryLen; b = b[snapEntryLen:] {
+			e := stateEntry{
+				id:          le.Uint64(b[0:]),
+				fingerprint: le.Uint64(b[8:]),
+				email:       le.Uint64(b[16:]),
+				idStart:     le.Uint32(b[24:]),
+				idLen:       le.Uint16(b[28:]),
+				flags:       b[30],
+			}
+			if e.flags&^(flagDeparted|flagCreated) != 0 {
+				return badSnapshot("entry %d: unknown flags %#x", d.n, e.flags)
+			}
+			if uint64(e.idStart)+uint64(e.idLen) > d.idBytes {
+				return badSnapshot("entry %d: externalId out of range", d.n)
+			}
+			if d.n > 0 && e.id < s.people[d.n-1].id {
+				return badSnapshot("entry %d: out of order", d.n)
+			}
+			if e.flags&flagDeparted == 0 {
+				d.active++
+			}
+			s.people = append(s.people, e)
+			d.n++
+		}
+	case secEmails:
+		s := d.s
+		for ; len(b) >= snapHashLen; b = b[snapHashLen:] {
+			m := le.Uint64(b)
+			if d.n > 0 && m < s.emails[d.n-1] {
+				return badSnapshot("e-mail %d: out of order", d.n)
+			}
+			s.emails = append(s.emails, m)
+			d.n++
+		}
+	case secChecksum:
+		d.sum = le.Uint64(b)
+		d.n = 1
+	}
+	d.next()
+	return nil
+}
+
+// header reads the header and sizes the index.
+func (d *snapshotDecoder) header(b []byte) error {
+	le := binary.LittleEndian
+	if string(b[:8]) != snapshotMagic {
+		return badSnapshot("not a people snapshot")
+	}
+	if f := le.Uint32(b[8:]); f != snapshotFormat {
+		return badSnapshot("format %d, this build reads %d", f, snapshotFormat)
+	}
+	if le.Uint64(b[48:]) != xxhash.Sum64(b[:48]) {
+		return badSnapshot("header checksum mismatch")
+	}
+	d.people, d.emails, d.idBytes = le.Uint64(b[16:]), le.Uint64(b[24:]), le.Uint64(b[32:])
+	active := le.Uint64(b[40:])
+	if d.people > maxSnapshotPeople || d.idBytes > math.MaxUint32 || d.emails != active || active > d.people {
+		return badSnapshot("inconsistent counts")
+	}
+	d.s.people = make([]stateEntry, 0, d.people)
+	d.s.emails = make([]uint64, 0, d.emails)
+	d.s.ids = make([]byte, 0, d.idBytes)
+	d.s.active = int(active) //nolint:gosec // at most maxSnapshotPeople
+	return nil
+}
+
+// finish checks that the whole snapshot was read and is intact, and returns
+// the index with its buckets.
+func (d *snapshotDecoder) finish() (*stateIndex, error) {
+	if d.sec != secDone || d.nc != 0 {
+		return nil, badSnapshot("truncated")
+	}
+	if d.digest.Sum64() != d.sum {
+		return nil, badSnapshot("checksum mismatch")
+	}
+	s := d.s
+	if d.active != s.active {
+		return nil, badSnapshot("%d active entries, header says %d", d.active, s.active)
+	}
+	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
+	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+	d.s = nil
+	return s, nil
+}
+
+// decodeSnapshot decodes a whole snapshot given as parts (tests and tools).
+func decodeSnapshot(parts iter.Seq[[]byte]) (*stateIndex, error) {
+	d := newSnapshotDecoder()
+	for p := range parts {
+		if err := d.write(p); err != nil {
+			return nil, err
+		}
+	}
+	return d.finish()
+}
+
+// stateLoads records, for one RunOnce, whether a plan had to scan the
+// state: then the stored snapshot is rewritten at the end of the run even
+// if its version is current (it could not be read).
+type stateLoads struct {
+	mu      sync.Mutex
+	scanned bool
+	// bad is why a stored snapshot could not be used, if one could not.
+	bad error
+}
+
+type stateLoadsKey struct{}
+
+// withStateLoads returns a context whose state loads are recorded in the
+// returned stateLoads.
+func withStateLoads(ctx context.Context) (context.Context, *stateLoads) {
+	l := &stateLoads{}
+	return context.WithValue(ctx, stateLoadsKey{}, l), l
+}
+
+// noteStateLoad records where a loaded state came from, if ctx records it.
+func noteStateLoad(ctx context.Context, s *stateIndex) {
+	l, ok := ctx.Value(stateLoadsKey{}).(*stateLoads)
+	if !ok || s.from != stateFromScan {
+		return
+	}
+	l.mu.Lock()
+	l.scanned = true
+	if s.snapshotErr != nil {
+		l.bad = s.snapshotErr
+	}
+	l.mu.Unlock()
+}
+
+// result tells whether a load recorded so far scanned the state, and why a
+// stored snapshot could not be used, if one could not.
+func (l *stateLoads) result() (scanned bool, bad error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.scanned, l.bad
+}

@@ -1,0 +1,630 @@
+package people
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lib/pq"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"hrsync/api"
+	"hrsync/model"
+	"hrsync/sources"
+	"hrsync/sources/csvsrc"
+	"hrsync/store"
+)
+
+// testStore is a store for a test and a plain handle on its tables, to
+// write as an operator's SQL would.
+type testStore struct {
+	name string
+	st   *store.Store
+	raw  *sql.DB
+}
+
+// eachStore runs fn on a fresh SQLite store and a fresh PostgreSQL schema
+// (dropped at the end); it fails without HRSYNC_TEST_POSTGRES_URL.
+func eachStore(t *testing.T, fn func(t *testing.T, ts testStore)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "state.db")
+		st, err := store.Open(t.Context(), "sqlite:"+path, store.Options{Migrate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = raw.Close() })
+		fn(t, testStore{name: "sqlite", st: st, raw: raw})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		u := os.Getenv("HRSYNC_TEST_POSTGRES_URL")
+		if u == "" {
+			t.Fatal("PostgreSQL tests need a server: set HRSYNC_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+		}
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			t.Fatal(err)
+		}
+		schema := "hrsync_test_" + hex.EncodeToString(b[:])
+		st, err := store.Open(t.Context(), u, store.Options{Schema: schema, Migrate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		raw, err := sql.Open("postgres", u+sep+"search_path="+url.QueryEscape(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = st.Close()
+			if _, err := raw.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
+				t.Errorf("drop schema: %v", err)
+			}
+			_ = raw.Close()
+		})
+		fn(t, testStore{name: "postgres", st: st, raw: raw})
+	})
+}
+
+// q writes a query's "?" placeholders as the store wants them.
+func (ts testStore) q(query string) string {
+	if ts.name != "postgres" {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// statePeople are n people as an export lists them.
+func statePeople(n int) []model.Person {
+	out := make([]model.Person, n)
+	for i := range out {
+		out[i] = model.Person{
+			ExternalID: fmt.Sprintf("%0*d", 3+i%9, i+1), // externalIds of several lengths
+			Email:      fmt.Sprintf("p%d@example.com", i+1),
+			FirstName:  "First", LastName: fmt.Sprintf("Last%d", i+1), Department: "Eng",
+			StartDate: time.Date(2024, 1, 1+i%28, 0, 0, 0, 0, time.UTC),
+		}
+	}
+	return out
+}
+
+// seedState saves people as known and created, with the fingerprints the
+// plan computes from the same people read from an export; every tenth is
+// departed and every seventh not yet created.
+func seedState(t *testing.T, st *store.Store, tenant string, ps []model.Person) {
+	t.Helper()
+	rows := make([]store.PersonRow, len(ps))
+	for i, p := range ps {
+		rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
+			Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(Fingerprint(p))} //nolint:gosec // bits kept
+		if i%7 != 3 {
+			rows[i].CreatedOnPlatformAt = time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
+			rows[i].RemoteID = "r" + p.ExternalID
+		}
+		if i%10 == 5 {
+			rows[i].DepartedAt = time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC)
+		}
+	}
+	if err := st.SavePeople(t.Context(), tenant, rows); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameIndex fails unless two indexes hold the same people, ids, e-mails
+// and buckets.
+func sameIndex(t *testing.T, got, want *stateIndex) {
+	t.Helper()
+	switch {
+	case !slices.Equal(got.people, want.people):
+		t.Fatalf("entries differ: %d against %d", len(got.people), len(want.people))
+	case !bytes.Equal(got.ids, want.ids):
+		t.Fatalf("ids differ: %d bytes against %d", len(got.ids), len(want.ids))
+	case !slices.Equal(got.emails, want.emails):
+		t.Fatalf("e-mails differ: %d against %d", len(got.emails), len(want.emails))
+	case got.active != want.active:
+		t.Fatalf("active = %d, want %d", got.active, want.active)
+	case got.byID.shift != want.byID.shift || !slices.Equal(got.byID.starts, want.byID.starts) ||
+		got.byMail.shift != want.byMail.shift || !slices.Equal(got.byMail.starts, want.byMail.starts):
+		t.Fatal("buckets differ")
+	}
+}
+
+// snapshotBytes is the whole snapshot of s in one slice.
+func snapshotBytes(s *stateIndex, partSize int) []byte {
+	var out []byte
+	for p := range s.snapshotParts(partSize) {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// chunks cuts b into pieces of n bytes.
+func chunks(b []byte, n int) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for len(b) > 0 {
+			k := min(n, len(b))
+			if !yield(b[:k]) {
+				return
+			}
+			b = b[k:]
+		}
+	}
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "state.db"), store.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	seedState(t, st, "t", statePeople(3000))
+	scanned, err := scanState(t.Context(), st, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scanned.from != stateFromScan || scanned.version == 0 {
+		t.Fatalf("scan: from %q, version %d", scanned.from, scanned.version)
+	}
+	whole := snapshotBytes(scanned, snapshotPartSize)
+	want := snapHeaderLen + len(scanned.people)*snapEntryLen + len(scanned.ids) + len(scanned.emails)*snapHashLen + snapHashLen
+	if len(whole) != want {
+		t.Fatalf("snapshot of %d bytes, want %d", len(whole), want)
+	}
+
+	t.Run("the encoder's parts have the size asked, the last one shorter", func(t *testing.T) {
+		var sizes []int
+		for p := range scanned.snapshotParts(1000) {
+			sizes = append(sizes, len(p))
+		}
+		for i, n := range sizes {
+			if n > 1000 || (i < len(sizes)-1 && n != 1000) || n == 0 {
+				t.Fatalf("part %d of %d has %d bytes", i, len(sizes), n)
+			}
+		}
+		if !bytes.Equal(snapshotBytes(scanned, 1000), whole) {
+			t.Fatal("the bytes depend on the part size")
+		}
+	})
+
+	// Records cut anywhere between parts: 1 byte at a time, prime sizes,
+	// sizes around each record's length, one part.
+	for _, n := range []int{1, 3, 7, 30, 31, 32, 55, 56, 57, 1000, 4099, len(whole)} {
+		t.Run(fmt.Sprintf("decoded from parts of %d bytes it equals the scanned index", n), func(t *testing.T) {
+			got, err := decodeSnapshot(chunks(whole, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameIndex(t, got, scanned)
+		})
+	}
+
+	t.Run("flagSeen is not stored", func(t *testing.T) {
+		marked := *scanned
+		marked.people = slices.Clone(scanned.people)
+		for i := range marked.people {
+			marked.people[i].flags |= flagSeen
+		}
+		if !bytes.Equal(snapshotBytes(&marked, snapshotPartSize), whole) {
+			t.Fatal("flagSeen changed the snapshot")
+		}
+	})
+
+	t.Run("an empty index", func(t *testing.T) {
+		empty, err := scanState(t.Context(), st, "nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := decodeSnapshot(chunks(snapshotBytes(empty, snapshotPartSize), 5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameIndex(t, got, empty)
+		if got.lookup(1) != nil || got.emailTaken(1) || len(got.departed()) != 0 {
+			t.Fatal("an empty index found something")
+		}
+	})
+}
+
+func TestSnapshotDecodeRefusesDamage(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "state.db"), store.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	seedState(t, st, "t", statePeople(60))
+	s, err := scanState(t.Context(), st, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := snapshotBytes(s, snapshotPartSize)
+	bad := func(t *testing.T, what string, b []byte) {
+		t.Helper()
+		if _, err := decodeSnapshot(chunks(b, 13)); !errors.Is(err, errBadSnapshot) {
+			t.Fatalf("%s: err = %v, want errBadSnapshot", what, err)
+		}
+	}
+	t.Run("any flipped bit of any byte", func(t *testing.T) {
+		for i := range whole {
+			for _, bit := range []byte{1, 0x80} {
+				b := bytes.Clone(whole)
+				b[i] ^= bit
+				bad(t, fmt.Sprintf("byte %d ^ %#x", i, bit), b)
+			}
+		}
+	})
+	t.Run("cut at any length", func(t *testing.T) {
+		for n := range len(whole) {
+			bad(t, fmt.Sprintf("first %d bytes", n), whole[:n])
+		}
+	})
+	t.Run("a byte too many", func(t *testing.T) {
+		bad(t, "trailing byte", append(bytes.Clone(whole), 0))
+	})
+	t.Run("another format", func(t *testing.T) {
+		other := &stateIndex{}
+		b := snapshotBytes(other, snapshotPartSize)
+		b[8] = snapshotFormat + 1
+		bad(t, "format", b)
+	})
+}
+
+func TestLookupKeyTellsCollidingIDsApart(t *testing.T) {
+	// Two people whose externalIds hash alike (forged: a real 64-bit
+	// collision is not at hand) and a third person elsewhere.
+	const h = 0x1234_5678_9abc_def0
+	s := &stateIndex{ids: []byte("E1E22X")}
+	s.people = []stateEntry{
+		{id: h, idStart: 0, idLen: 2, fingerprint: 1},
+		{id: h, idStart: 2, idLen: 3, fingerprint: 2},
+		{id: h + 1, idStart: 5, idLen: 1, fingerprint: 3},
+	}
+	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
+	for _, tt := range []struct {
+		id   uint64
+		ext  string
+		want uint64 // fingerprint; 0 for none
+	}{{h, "E1", 1}, {h, "E22", 2}, {h + 1, "X", 3}, {h, "E3", 0}, {h, "X", 0}, {h + 2, "E1", 0}} {
+		e := s.lookupKey(tt.id, tt.ext)
+		switch {
+		case tt.want == 0 && e != nil:
+			t.Errorf("lookupKey(%#x, %q) found fingerprint %d", tt.id, tt.ext, e.fingerprint)
+		case tt.want != 0 && (e == nil || e.fingerprint != tt.want):
+			t.Errorf("lookupKey(%#x, %q) = %v, want fingerprint %d", tt.id, tt.ext, e, tt.want)
+		}
+	}
+}
+
+// saveSnapshot scans the tenant and saves its snapshot, as a run's refresh does.
+func saveSnapshot(t *testing.T, st *store.Store, tenant string) *stateIndex {
+	t.Helper()
+	s, err := scanState(t.Context(), st, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved, err := st.SavePeopleSnapshot(t.Context(), tenant, s.version, s.snapshotParts(snapshotPartSize))
+	if err != nil || !saved {
+		t.Fatalf("save snapshot: saved %v, %v", saved, err)
+	}
+	return s
+}
+
+// writeExport writes ps as a CSV export and returns it as a source.
+func writeExport(t *testing.T, name string, ps []model.Person) *exportFile {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("externalId,email,firstName,lastName,department,startDate\n")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s\n", p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department,
+			p.StartDate.Format(model.DateLayout))
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cols := map[string]string{}
+	for _, f := range []string{"externalId", "email", "firstName", "lastName", "department", "startDate"} {
+		cols[f] = f
+	}
+	return &exportFile{File: csvsrc.File{Path: path, Options: sources.CSVOptions{Mapping: sources.Mapping{Columns: cols}}},
+		sha: fmt.Sprintf("%x", time.Now().UnixNano()), size: int64(b.Len())}
+}
+
+// exportFile is a CSV export as the drop folder hands it to a run.
+type exportFile struct {
+	csvsrc.File
+	sha  string
+	size int64
+}
+
+func (f *exportFile) SHA256() string             { return f.sha }
+func (f *exportFile) Size() int64                { return f.size }
+func (f *exportFile) Archive(bool, []byte) error { return nil }
+
+func feedOf(exports ...Export) Feed {
+	return func(context.Context) ([]Export, error) { return exports, nil }
+}
+
+// planKey is what a plan found, as one comparable string.
+func planKey(p *Plan) string {
+	created := make([]string, 0, len(p.Create))
+	for _, c := range p.Create {
+		created = append(created, c.ExternalID)
+	}
+	return fmt.Sprint(p.Summary(), p.Changed, p.Returned, p.Departed, p.Held, created, p.Rejections)
+}
+
+// noCalls is a Creator that fails the test if the run calls the platform.
+type noCalls struct{ t *testing.T }
+
+func (c noCalls) CreatePeople(context.Context, api.CreatePeopleRequest, string) ([]api.ReturnedPerson, error) {
+	c.t.Error("the run called the platform")
+	return nil, errors.New("no call expected")
+}
+
+// corruptSnapshot flips one byte in the middle of the tenant's first part,
+// through SQL.
+func corruptSnapshot(t *testing.T, ts testStore, tenant string) {
+	t.Helper()
+	var data []byte
+	if err := ts.raw.QueryRowContext(t.Context(), ts.q("SELECT data FROM people_snapshots WHERE tenant = ? AND part = 0"), tenant).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if _, err := ts.raw.ExecContext(t.Context(), ts.q("UPDATE people_snapshots SET data = ? WHERE tenant = ? AND part = 0"), data, tenant); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadStateFromSnapshot(t *testing.T) {
+	eachStore(t, func(t *testing.T, ts testStore) {
+		const tenant = "acme"
+		ps := statePeople(2500)
+		seedState(t, ts.st, tenant, ps)
+		// The export: the state's people, one changed, one gone, one new.
+		next := slices.Clone(ps[:len(ps)-1])
+		next[10].Department = "Sales"
+		next = append(next, model.Person{ExternalID: "N1", Email: "n1@example.com", FirstName: "New", LastName: "Hire",
+			Department: "Eng", StartDate: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)})
+		export := writeExport(t, "next.csv", next)
+		job, err := New(Options{Tenant: tenant, CollectionID: "c", Safeguards: DefaultSafeguards()}, ts.st, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := func(t *testing.T) string {
+			t.Helper()
+			p, err := job.BuildPlan(t.Context(), export)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return planKey(p)
+		}
+
+		scanned, err := loadState(t.Context(), ts.st, tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scanned.from != stateFromScan {
+			t.Fatalf("no snapshot stored, yet from = %q", scanned.from)
+		}
+		scanPlan := plan(t)
+
+		t.Run("a valid snapshot is used, and equals the scan", func(t *testing.T) {
+			saveSnapshot(t, ts.st, tenant)
+			got, err := loadState(t.Context(), ts.st, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.from != stateFromSnapshot || got.version != scanned.version || got.snapshotErr != nil {
+				t.Fatalf("from %q at version %d (%v); want the snapshot at %d", got.from, got.version, got.snapshotErr, scanned.version)
+			}
+			sameIndex(t, got, scanned)
+			if p := plan(t); p != scanPlan {
+				t.Fatalf("plan from the snapshot:\n%s\nfrom the scan:\n%s", p, scanPlan)
+			}
+		})
+
+		t.Run("a corrupted snapshot falls back to the scan, with the same plan", func(t *testing.T) {
+			corruptSnapshot(t, ts, tenant)
+			got, err := loadState(t.Context(), ts.st, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.from != stateFromScan || !errors.Is(got.snapshotErr, errBadSnapshot) {
+				t.Fatalf("from %q (%v) after corruption", got.from, got.snapshotErr)
+			}
+			sameIndex(t, got, scanned)
+			if p := plan(t); p != scanPlan {
+				t.Fatalf("plan after corruption:\n%s\nfrom the scan:\n%s", p, scanPlan)
+			}
+		})
+
+		t.Run("a stale snapshot is not used", func(t *testing.T) {
+			saveSnapshot(t, ts.st, tenant)
+			if err := ts.st.MarkDeparted(t.Context(), tenant, []string{ps[0].ExternalID}, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			got, err := loadState(t.Context(), ts.st, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.from != stateFromScan || got.version == scanned.version || got.snapshotErr != nil {
+				t.Fatalf("from %q at version %d (%v) after a departure", got.from, got.version, got.snapshotErr)
+			}
+			if e := got.lookupKey(hashString(ps[0].ExternalID), ps[0].ExternalID); e == nil || !e.has(flagDeparted) {
+				t.Fatal("the index does not show the departure")
+			}
+		})
+	})
+}
+
+// snapshotRow is a tenant's stored snapshot as SQL sees it.
+type snapshotRow struct {
+	parts   int
+	version int64
+	data    string // hex of every part, in order
+}
+
+func readSnapshotRow(t *testing.T, ts testStore, tenant string) snapshotRow {
+	t.Helper()
+	rows, err := ts.raw.QueryContext(t.Context(), ts.q("SELECT version, data FROM people_snapshots WHERE tenant = ? ORDER BY part"), tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rows.Close() }()
+	var r snapshotRow
+	var all []byte
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&r.version, &data); err != nil {
+			t.Fatal(err)
+		}
+		r.parts++
+		all = append(all, data...)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.data = hex.EncodeToString(all)
+	return r
+}
+
+func TestRunRefreshesSnapshot(t *testing.T) {
+	eachStore(t, func(t *testing.T, ts testStore) {
+		const tenant = "acme"
+		ps := statePeople(800)
+		for i := range ps { // every person created, none departed: a run with no change calls nothing
+			ps[i].Email = strings.ToLower(ps[i].Email)
+		}
+		rows := make([]store.PersonRow, len(ps))
+		for i, p := range ps {
+			rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
+				Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(Fingerprint(p)), //nolint:gosec // bits kept
+				RemoteID: "r" + p.ExternalID, CreatedOnPlatformAt: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
+		}
+		if err := ts.st.SavePeople(t.Context(), tenant, rows); err != nil {
+			t.Fatal(err)
+		}
+		core, logs := observer.New(zap.DebugLevel)
+		job, err := New(Options{Tenant: tenant, CompanyID: "co", CollectionID: "c", Safeguards: DefaultSafeguards()},
+			ts.st, noCalls{t}, zap.New(core))
+		if err != nil {
+			t.Fatal(err)
+		}
+		saves := func() int { return logs.FilterMessage("state snapshot saved").Len() }
+		run := func(t *testing.T, ps []model.Person) {
+			t.Helper()
+			rep, err := job.RunOnce(t.Context(), feedOf(writeExport(t, "export.csv", ps)), RunFlags{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Outcome() != store.OutcomeOK {
+				t.Fatalf("outcome %s: %+v", rep.Outcome(), rep.Exports)
+			}
+		}
+		valid := func(t *testing.T) {
+			t.Helper()
+			ok, err := ts.st.PeopleSnapshotValid(t.Context(), tenant)
+			if err != nil || !ok {
+				t.Fatalf("snapshot valid = %v, %v", ok, err)
+			}
+			s, err := loadState(t.Context(), ts.st, tenant)
+			if err != nil || s.from != stateFromSnapshot {
+				t.Fatalf("loaded from %q, %v", s.from, err)
+			}
+		}
+
+		t.Run("a run with no snapshot saves one", func(t *testing.T) {
+			run(t, ps)
+			if saves() != 1 {
+				t.Fatalf("%d snapshots saved", saves())
+			}
+			valid(t)
+		})
+		t.Run("a second run with no change writes nothing", func(t *testing.T) {
+			before := readSnapshotRow(t, ts, tenant)
+			version, err := ts.st.PeopleVersion(t.Context(), tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, ps)
+			if saves() != 1 {
+				t.Fatalf("the run saved a snapshot (%d saves)", saves())
+			}
+			after := readSnapshotRow(t, ts, tenant)
+			now, err := ts.st.PeopleVersion(t.Context(), tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after != before || now != version {
+				t.Fatalf("snapshot moved: %d parts at %d -> %d parts at %d; version %d -> %d",
+					before.parts, before.version, after.parts, after.version, version, now)
+			}
+		})
+		changed := slices.Clone(ps)
+		changed[3].Department = "Sales"
+		t.Run("a run that changes people refreshes it", func(t *testing.T) {
+			run(t, changed)
+			if saves() != 2 {
+				t.Fatalf("%d snapshots saved, want a second one", saves())
+			}
+			valid(t)
+			s, err := loadState(t.Context(), ts.st, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := s.lookupKey(hashString(changed[3].ExternalID), changed[3].ExternalID)
+			if e == nil || e.fingerprint != Fingerprint(changed[3]) {
+				t.Fatal("the refreshed snapshot does not have the change")
+			}
+		})
+		t.Run("a run after a corruption rewrites it", func(t *testing.T) {
+			corruptSnapshot(t, ts, tenant)
+			version, err := ts.st.PeopleVersion(t.Context(), tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := saves()
+			run(t, changed) // no change: only the failed read of the snapshot tells it must be rewritten
+			if now, err := ts.st.PeopleVersion(t.Context(), tenant); err != nil || now != version {
+				t.Fatalf("version %d -> %d (%v): the run changed the people", version, now, err)
+			}
+			if saves() != before+1 {
+				t.Fatalf("corrupted snapshot not rewritten (%d saves)", saves())
+			}
+			valid(t)
+		})
+	})
+}
