@@ -153,7 +153,7 @@ func printPlan(w io.Writer, p *people.Plan) {
 		total += c.Total
 	}
 	if len(p.Calls) > 0 {
-		fmt.Fprintf(w, "  would call createPeople %d times for %d people, granting %g in all\n", len(p.Calls), len(p.Create), total)
+		fmt.Fprintf(w, "  would call createPeople %d times for %d people, granting %g in all\n", len(p.Calls), p.Create.Len(), total)
 	}
 	for _, r := range p.Rejections {
 		fmt.Fprintf(w, "  rejected %s\n", r.Error())

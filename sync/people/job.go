@@ -138,14 +138,19 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 	res := &Result{RunID: runID}
 	tenant := j.opts.Tenant
 
-	if rows := append(toRows(plan.changedRows), toRows(plan.returnedRows)...); len(rows) > 0 {
-		for i := range rows {
-			rows[i].LastSeenAt = j.now()
+	// Changed and returned people are saved a chunk at a time, so that an
+	// export that changes everyone holds one chunk of store rows at once.
+	for _, list := range []*People{&plan.changedRows, &plan.returnedRows} {
+		for start := 0; start < list.Len(); start += saveChunk {
+			rows := toRows(list.Slice(start, min(start+saveChunk, list.Len())))
+			for i := range rows {
+				rows[i].LastSeenAt = j.now()
+			}
+			if err := j.store.SavePeople(ctx, tenant, rows); err != nil {
+				return res, fmt.Errorf("save changed people: %w", err)
+			}
+			res.Saved += len(rows)
 		}
-		if err := j.store.SavePeople(ctx, tenant, rows); err != nil {
-			return res, fmt.Errorf("save changed people: %w", err)
-		}
-		res.Saved = len(rows)
 	}
 	if len(plan.Departed) > 0 {
 		if err := j.store.MarkDeparted(ctx, tenant, plan.Departed, j.now()); err != nil {
@@ -155,7 +160,7 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 	}
 
 	if j.opts.TrustIdempotencyKey {
-		if err := j.resendHeld(ctx, runID, plan.heldRows, res); err != nil {
+		if err := j.resendHeld(ctx, runID, &plan.heldRows, res); err != nil {
 			return res, err
 		}
 	}
@@ -168,8 +173,8 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 		fail error
 	)
 	handled := 0 // new people handled so far, for Progress
-	for start := 0; start < len(plan.Create); start += j.opts.BatchSize {
-		batch := plan.Create[start:min(start+j.opts.BatchSize, len(plan.Create))]
+	for start := 0; start < plan.Create.Len(); start += j.opts.BatchSize {
+		batch := plan.Create.Slice(start, min(start+j.opts.BatchSize, plan.Create.Len()))
 		select {
 		case <-ctx.Done():
 		case sem <- struct{}{}:
@@ -198,7 +203,7 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 			res.Unknown += out.unknown
 			handled += len(batch)
 			if j.opts.Progress != nil {
-				j.opts.Progress(handled, len(plan.Create))
+				j.opts.Progress(handled, plan.Create.Len())
 			}
 			if out.callErr != "" {
 				errs[out.callErr] = true
@@ -336,13 +341,13 @@ func (j *Job) call(ctx context.Context, journalID int64, key string, req api.Cre
 // resendHeld sends the held batches again, each exactly as it was and with
 // its original Idempotency-Key; only when the operator trusts the platform
 // to honour that key. A batch whose people are not all in the export stays held.
-func (j *Job) resendHeld(ctx context.Context, runID string, heldRows []model.Person, res *Result) error {
+func (j *Job) resendHeld(ctx context.Context, runID string, heldRows *People, res *Result) error {
 	batches, err := j.store.UnknownBatches(ctx, j.opts.Tenant)
 	if err != nil {
 		return fmt.Errorf("list held batches: %w", err)
 	}
-	byID := make(map[string]model.Person, len(heldRows))
-	for _, p := range heldRows {
+	byID := make(map[string]model.Person, heldRows.Len())
+	for _, p := range heldRows.All() {
 		byID[p.ExternalID] = p
 	}
 	for _, b := range batches {
@@ -434,6 +439,9 @@ func remoteIDs(sent []api.InputPerson, got []api.ReturnedPerson) map[string]stri
 	return ids
 }
 
+// saveChunk is how many changed people Apply saves in one call.
+const saveChunk = 10000
+
 func toRows(people []model.Person) []store.PersonRow {
 	rows := make([]store.PersonRow, 0, len(people))
 	for _, p := range people {
@@ -445,7 +453,7 @@ func toRows(people []model.Person) []store.PersonRow {
 			Department:  p.Department,
 			Location:    p.Location,
 			StartDate:   p.StartDate,
-			Fingerprint: int64(Fingerprint(p)), //nolint:gosec // the store keeps the uint64's bits in an int64
+			Fingerprint: int64(hashes(p).Fields), //nolint:gosec // the store keeps the uint64's bits in an int64
 		})
 	}
 	return rows

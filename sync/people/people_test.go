@@ -448,8 +448,8 @@ func TestChangesAndEmailChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Create) != 0 || len(plan.Changed) != 2 || plan.Unchanged != 1 {
-		t.Fatalf("plan: create %d changed %v unchanged %d; want 0, 2, 1", len(plan.Create), plan.Changed, plan.Unchanged)
+	if plan.Create.Len() != 0 || len(plan.Changed) != 2 || plan.Unchanged != 1 {
+		t.Fatalf("plan: create %d changed %v unchanged %d; want 0, 2, 1", plan.Create.Len(), plan.Changed, plan.Unchanged)
 	}
 	if !plan.Changed[1].EmailChanged || plan.Changed[0].EmailChanged {
 		t.Errorf("email change flags %+v", plan.Changed)
@@ -462,8 +462,8 @@ func TestChangesAndEmailChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(plan.Create) != 0 || len(plan.Rejections) != 1 || plan.Rejections[0].Field != "email" || plan.Rejections[0].Line != 4 {
-			t.Fatalf("plan: create %d rejections %+v; want 0 and one on line 4, field email", len(plan.Create), plan.Rejections)
+		if plan.Create.Len() != 0 || len(plan.Rejections) != 1 || plan.Rejections[0].Field != "email" || plan.Rejections[0].Line != 4 {
+			t.Fatalf("plan: create %d rejections %+v; want 0 and one on line 4, field email", plan.Create.Len(), plan.Rejections)
 		}
 	})
 	if got := e.createCalls(); got != calls {
@@ -592,9 +592,9 @@ func TestPlanRejectsDuplicatesOfKnownAndNewKeys(t *testing.T) {
 	}
 	// 60 known rows, 3 of them rejected: 57 unchanged; the changed one was
 	// taken back; nobody new; the 3 rejected known people look departed.
-	if plan.Unchanged != 57 || len(plan.Changed) != 0 || len(plan.Create) != 0 ||
+	if plan.Unchanged != 57 || len(plan.Changed) != 0 || plan.Create.Len() != 0 ||
 		!slices.Equal(plan.Departed, []string{"000004", "000006", "000011"}) {
-		t.Errorf("unchanged %d, changed %v, create %d, departed %v", plan.Unchanged, plan.Changed, len(plan.Create), plan.Departed)
+		t.Errorf("unchanged %d, changed %v, create %d, departed %v", plan.Unchanged, plan.Changed, plan.Create.Len(), plan.Departed)
 	}
 	if plan.Stats != (sources.Stats{Rows: 65, Accepted: 57, Rejected: 8}) {
 		t.Errorf("stats = %+v", plan.Stats)

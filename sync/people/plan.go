@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 
 	"hrsync/model"
@@ -23,7 +24,7 @@ type Plan struct {
 
 	// Create lists the people to create on the platform: new ones, and
 	// known ones whose creation was certainly not applied before.
-	Create []model.Person `json:"-"`
+	Create People `json:"-"`
 	// Changed lists known people whose fields changed (saved in state; the
 	// platform has no update call).
 	Changed []Change `json:"changed"`
@@ -49,9 +50,9 @@ type Plan struct {
 	// LastGoodRows is the row count of the last good import (0: none).
 	LastGoodRows int `json:"lastGoodRows"`
 
-	changedRows  []model.Person
-	returnedRows []model.Person
-	heldRows     []model.Person
+	changedRows  People
+	returnedRows People
+	heldRows     People
 	// resends names the people of Create that state already knows: their
 	// creation was certainly not applied, or an operator released it.
 	resends map[string]bool
@@ -61,15 +62,9 @@ type Plan struct {
 // it whose creation still waits (an operator released their grant): an old
 // file must not undo later changes and departures.
 func (p *Plan) resendsOnly() {
-	kept := p.Create[:0]
-	for _, person := range p.Create {
-		if p.resends[person.ExternalID] {
-			kept = append(kept, person)
-		}
-	}
-	p.Create = kept
-	p.Changed, p.changedRows = nil, nil
-	p.Returned, p.returnedRows = nil, nil
+	p.Create.Filter(func(person model.Person) bool { return p.resends[person.ExternalID] })
+	p.Changed, p.changedRows = nil, People{}
+	p.Returned, p.returnedRows = nil, People{}
 	p.Departed = nil
 	p.Trips = nil
 }
@@ -104,7 +99,7 @@ func (p *Plan) Summary() map[string]int {
 		"rows":      p.Stats.Rows,
 		"accepted":  p.Stats.Accepted,
 		"rejected":  p.Stats.Rejected,
-		"new":       len(p.Create),
+		"new":       p.Create.Len(),
 		"changed":   len(p.Changed),
 		"returned":  len(p.Returned),
 		"departed":  len(p.Departed),
@@ -161,7 +156,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	}
 
 	var (
-		pending   []model.Person        // accepted rows not unchanged, in line order
+		pending   People                // accepted rows not unchanged, in line order
 		unchanged chunked[unchangedRow] // accepted rows counted as unchanged, in line order
 		retracted = map[int]bool{}      // lines of pending rows taken back
 	)
@@ -179,7 +174,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 					return nil
 				}
 			}
-			pending = append(pending, p)
+			pending.Add(p)
 			return nil
 		},
 		Reject: func(r model.Rejection) error {
@@ -187,7 +182,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 			return nil
 		},
 		Retract: func(line int) error {
-			if _, ok := slices.BinarySearchFunc(pending, line, func(p model.Person, l int) int { return cmp.Compare(p.Line, l) }); ok {
+			if i := sort.Search(pending.Len(), func(i int) bool { return pending.At(i).Line >= line }); i < pending.Len() && pending.At(i).Line == line {
 				retracted[line] = true
 				return nil
 			}
@@ -204,7 +199,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	}
 	plan.Stats = stats
 	newIDs := map[uint64]struct{}{}
-	for _, p := range pending {
+	for _, p := range pending.All() {
 		if retracted[p.Line] {
 			continue
 		}
@@ -222,7 +217,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	if ok {
 		plan.LastGoodRows = rows
 	}
-	plan.Calls = j.planCalls(plan.Create)
+	plan.Calls = j.planCalls(&plan.Create)
 	plan.Trips = j.opts.Safeguards.check(plan)
 	slices.SortStableFunc(plan.Rejections, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
 	return plan, nil
@@ -286,7 +281,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
 		}
 		newIDs[id] = struct{}{}
-		plan.Create = append(plan.Create, p)
+		plan.Create.Add(p)
 		return nil
 	}
 	if k.has(flagSeen) {
@@ -295,7 +290,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 	k.flags |= flagSeen
 	if !k.has(flagCreated) && blocked[p.ExternalID] {
 		plan.Held = append(plan.Held, p.ExternalID)
-		plan.heldRows = append(plan.heldRows, p)
+		plan.heldRows.Add(p)
 		return nil
 	}
 	if !k.has(flagCreated) {
@@ -307,7 +302,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 			return err
 		}
 		if !settled {
-			plan.Create = append(plan.Create, p)
+			plan.Create.Add(p)
 			if plan.resends == nil {
 				plan.resends = map[string]bool{}
 			}
@@ -318,10 +313,10 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 	switch {
 	case k.has(flagDeparted):
 		plan.Returned = append(plan.Returned, p.ExternalID)
-		plan.returnedRows = append(plan.returnedRows, p)
+		plan.returnedRows.Add(p)
 	case h.Fields != k.fingerprint:
 		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != h.Email})
-		plan.changedRows = append(plan.changedRows, p)
+		plan.changedRows.Add(p)
 	default:
 		plan.Unchanged++
 	}
@@ -370,12 +365,12 @@ func (j *Job) grantFor(p model.Person) (addBalance, total float64) {
 	return addBalance, addBalance + j.opts.Amount
 }
 
-func (j *Job) planCalls(create []model.Person) []PlannedCall {
+func (j *Job) planCalls(create *People) []PlannedCall {
 	var calls []PlannedCall
-	for start := 0; start < len(create); start += j.opts.BatchSize {
-		end := min(start+j.opts.BatchSize, len(create))
+	for start := 0; start < create.Len(); start += j.opts.BatchSize {
+		end := min(start+j.opts.BatchSize, create.Len())
 		c := PlannedCall{Operation: "createPeople"}
-		for _, p := range create[start:end] {
+		for _, p := range create.Slice(start, end) {
 			_, total := j.grantFor(p)
 			c.ExternalIDs = append(c.ExternalIDs, p.ExternalID)
 			c.Grants = append(c.Grants, total)

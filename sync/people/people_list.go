@@ -1,0 +1,180 @@
+package people
+
+import (
+	"encoding/binary"
+	"errors"
+	"iter"
+	"math"
+	"time"
+
+	"hrsync/model"
+)
+
+// People is a list of person records kept compactly: each record encoded
+// back to back in slabs of bytes, about 120 bytes a person where a slice
+// of model.Person holds several hundred (the struct, and the whole CSV
+// record its strings point into). A first import lists every person of
+// the export as new, so this is what keeps its memory in bounds.
+//
+// The zero value is an empty list. People is not safe for concurrent use.
+type People struct {
+	slabs [][]byte
+	at    []uint64 // per person: slab index << 32 | offset in the slab
+}
+
+// slabSize is the size of one slab; a person never spans two.
+const slabSize = 1 << 20
+
+// Len returns the number of people in the list.
+func (l *People) Len() int { return len(l.at) }
+
+// Add appends p.
+func (l *People) Add(p model.Person) {
+	var buf [64]byte
+	rec := appendPerson(buf[:0], p)
+	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
+		l.slabs = append(l.slabs, make([]byte, 0, max(slabSize, len(rec))))
+	}
+	last := len(l.slabs) - 1
+	l.at = append(l.at, uint64(last)<<32|uint64(len(l.slabs[last]))) //nolint:gosec // offsets are below slabSize
+	l.slabs[last] = append(l.slabs[last], rec...)
+}
+
+// At returns the i-th person.
+func (l *People) At(i int) model.Person {
+	a := l.at[i]
+	p, err := decodePerson(l.slabs[a>>32][a&math.MaxUint32:])
+	if err != nil {
+		panic("people list: " + err.Error()) // written by Add: cannot happen
+	}
+	return p
+}
+
+// All yields the people in order.
+func (l *People) All() iter.Seq2[int, model.Person] {
+	return func(yield func(int, model.Person) bool) {
+		for i := range l.at {
+			if !yield(i, l.At(i)) {
+				return
+			}
+		}
+	}
+}
+
+// Slice returns the people from index start up to end as a slice.
+func (l *People) Slice(start, end int) []model.Person {
+	out := make([]model.Person, 0, end-start)
+	for i := start; i < end; i++ {
+		out = append(out, l.At(i))
+	}
+	return out
+}
+
+// Filter keeps the people keep says yes to, in order.
+func (l *People) Filter(keep func(model.Person) bool) {
+	var kept People
+	for _, p := range l.All() {
+		if keep(p) {
+			kept.Add(p)
+		}
+	}
+	*l = kept
+}
+
+// Person record flags.
+const (
+	hasStart   = 1 << iota // StartDate is set
+	hasBirth               // BirthDate is set
+	hasBalance             // AddBalance is set
+)
+
+// appendPerson encodes p: flags, line, the three hashes, the six strings
+// (length-prefixed), the dates (days since 1970) and the balance's bits.
+func appendPerson(b []byte, p model.Person) []byte {
+	var flags byte
+	if !p.StartDate.IsZero() {
+		flags |= hasStart
+	}
+	if !p.BirthDate.IsZero() {
+		flags |= hasBirth
+	}
+	if p.AddBalance != nil {
+		flags |= hasBalance
+	}
+	b = append(b, flags)
+	b = binary.AppendUvarint(b, uint64(p.Line)) //nolint:gosec // a line is positive
+	b = binary.LittleEndian.AppendUint64(b, p.Hash.ID)
+	b = binary.LittleEndian.AppendUint64(b, p.Hash.Email)
+	b = binary.LittleEndian.AppendUint64(b, p.Hash.Fields)
+	for _, s := range [...]string{p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	if flags&hasStart != 0 {
+		b = binary.AppendVarint(b, days(p.StartDate))
+	}
+	if flags&hasBirth != 0 {
+		b = binary.AppendVarint(b, days(p.BirthDate))
+	}
+	if flags&hasBalance != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(*p.AddBalance))
+	}
+	return b
+}
+
+// days is the count of days from 1970-01-01 to t's date (a UTC midnight).
+func days(t time.Time) int64 { return t.Unix() / 86400 }
+
+var errShort = errors.New("record cut short")
+
+// decodePerson decodes the record at the start of b.
+func decodePerson(b []byte) (model.Person, error) {
+	var p model.Person
+	if len(b) < 1 {
+		return p, errShort
+	}
+	flags := b[0]
+	b = b[1:]
+	line, n := binary.Uvarint(b)
+	if n <= 0 || len(b) < n+24 {
+		return p, errShort
+	}
+	p.Line = int(line) //nolint:gosec // written from an int
+	b = b[n:]
+	p.Hash = model.Hashes{
+		ID:     binary.LittleEndian.Uint64(b),
+		Email:  binary.LittleEndian.Uint64(b[8:]),
+		Fields: binary.LittleEndian.Uint64(b[16:]),
+	}
+	b = b[24:]
+	for _, s := range [...]*string{&p.ExternalID, &p.Email, &p.FirstName, &p.LastName, &p.Department, &p.Location} {
+		l, n := binary.Uvarint(b)
+		if n <= 0 || uint64(len(b)-n) < l {
+			return p, errShort
+		}
+		*s = string(b[n : n+int(l)]) //nolint:gosec // bounded by len(b)
+		b = b[n+int(l):]             //nolint:gosec // bounded by len(b)
+	}
+	for _, d := range []struct {
+		flag byte
+		t    *time.Time
+	}{{hasStart, &p.StartDate}, {hasBirth, &p.BirthDate}} {
+		if flags&d.flag == 0 {
+			continue
+		}
+		v, n := binary.Varint(b)
+		if n <= 0 {
+			return p, errShort
+		}
+		*d.t = time.Unix(v*86400, 0).UTC()
+		b = b[n:]
+	}
+	if flags&hasBalance != 0 {
+		if len(b) < 8 {
+			return p, errShort
+		}
+		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
+		p.AddBalance = &v
+	}
+	return p, nil
+}
