@@ -220,16 +220,16 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) 
 		if err == nil {
 			plan.resendsOnly()
 		}
-		if err != nil || len(plan.Create) == 0 {
+		if err != nil || plan.Create.Len() == 0 {
 			er.Outcome, er.Duplicate = store.OutcomeOK, true
 			er.Counts = map[string]int{"duplicate": 1}
 			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
 			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
 		}
 		er.Duplicate = true
-		plan.Calls = j.planCalls(plan.Create)
+		plan.Calls = j.planCalls(&plan.Create)
 		log.Info("file already processed (same content); sending only the people still waiting to be created",
-			zap.Int("people", len(plan.Create)), zap.String("firstRun", firstRun))
+			zap.Int("people", plan.Create.Len()), zap.String("firstRun", firstRun))
 	}
 	if err != nil {
 		var cols *sources.ColumnsError
