@@ -269,40 +269,60 @@ func (d *snapshotDecoder) records(b []byte) error {
 		d.n = 1
 	case secEntries:
 		s := d.s
-		for ; len(b) >= snapEntryLen; b = b[snapEntryLen:] {
+		first := len(s.people)
+		k := len(b) / snapEntryLen
+		s.people = s.people[:first+k] // within the capacity the header gave
+		out := s.people[first:]
+		var prev uint64
+		if first > 0 {
+			prev = s.people[first-1].id
+		}
+		active := 0
+		for j := range out {
+			r := b[j*snapEntryLen : (j+1)*snapEntryLen : (j+1)*snapEntryLen]
 			e := stateEntry{
-				id:          le.Uint64(b[0:]),
-				fingerprint: le.Uint64(b[8:]),
-				email:       le.Uint64(b[16:]),
-				idStart:     le.Uint32(b[24:]),
-				idLen:       le.Uint16(b[28:]),
-				flags:       b[30],
+				id:          le.Uint64(r[0:8]),
+				fingerprint: le.Uint64(r[8:16]),
+				email:       le.Uint64(r[16:24]),
+				idStart:     le.Uint32(r[24:28]),
+				idLen:       le.Uint16(r[28:30]),
+				flags:       r[30],
 			}
 			if e.flags&^(flagDeparted|flagCreated) != 0 {
-				return badSnapshot("entry %d: unknown flags %#x", d.n, e.flags)
+				return badSnapshot("entry %d: unknown flags %#x", first+j, e.flags)
 			}
 			if uint64(e.idStart)+uint64(e.idLen) > d.idBytes {
-				return badSnapshot("entry %d: externalId out of range", d.n)
+				return badSnapshot("entry %d: externalId out of range", first+j)
 			}
-			if d.n > 0 && e.id < s.people[d.n-1].id {
-				return badSnapshot("entry %d: out of order", d.n)
+			if e.id < prev {
+				return badSnapshot("entry %d: out of order", first+j)
 			}
+			prev = e.id
 			if e.flags&flagDeparted == 0 {
-				d.active++
+				active++
 			}
-			s.people = append(s.people, e)
-			d.n++
+			out[j] = e
 		}
+		d.active += active
+		d.n += k
 	case secEmails:
 		s := d.s
-		for ; len(b) >= snapHashLen; b = b[snapHashLen:] {
-			m := le.Uint64(b)
-			if d.n > 0 && m < s.emails[d.n-1] {
-				return badSnapshot("e-mail %d: out of order", d.n)
-			}
-			s.emails = append(s.emails, m)
-			d.n++
+		first := len(s.emails)
+		k := len(b) / snapHashLen
+		s.emails = s.emails[:first+k]
+		out := s.emails[first:]
+		var prev uint64
+		if first > 0 {
+			prev = s.emails[first-1]
 		}
+		for j := range out {
+			m := le.Uint64(b[j*snapHashLen : (j+1)*snapHashLen])
+			if m < prev {
+				return badSnapshot("e-mail %d: out of order", first+j)
+			}
+			prev, out[j] = m, m
+		}
+		d.n += k
 	case secChecksum:
 		d.sum = le.Uint64(b)
 		d.n = 1

@@ -124,7 +124,7 @@ func statePeople(n int) []model.Person {
 // seedState saves people as known and created, with the fingerprints the
 // plan computes from the same people read from an export; every tenth is
 // departed and every seventh not yet created.
-func seedState(t *testing.T, st *store.Store, tenant string, ps []model.Person) {
+func seedState(t testing.TB, st *store.Store, tenant string, ps []model.Person) {
 	t.Helper()
 	rows := make([]store.PersonRow, len(ps))
 	for i, p := range ps {
@@ -379,8 +379,8 @@ func feedOf(exports ...Export) Feed {
 
 // planKey is what a plan found, as one comparable string.
 func planKey(p *Plan) string {
-	created := make([]string, 0, len(p.Create))
-	for _, c := range p.Create {
+	created := make([]string, 0, p.Create.Len())
+	for _, c := range p.Create.All() {
 		created = append(created, c.ExternalID)
 	}
 	return fmt.Sprint(p.Summary(), p.Changed, p.Returned, p.Departed, p.Held, created, p.Rejections)
