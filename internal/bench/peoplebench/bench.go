@@ -75,16 +75,29 @@ type files struct {
 
 // storeResult is what was measured on one store.
 type storeResult struct {
-	Store    string
-	Rows     int
-	Seed     time.Duration
-	Plan     []proc.Measurement
-	Base     []proc.Measurement
+	Store string
+	Rows  int
+	Seed  time.Duration
+	// Plan and Base are the plans of next.csv with no snapshot of the state
+	// (the plan scans it), each beside a baseline.
+	Plan []proc.Measurement
+	Base []proc.Measurement
+	// SnapPlan and SnapBase are the same plans once the no-change run
+	// saved a snapshot of the state, each beside a baseline; empty with
+	// -no-run-check (no run, so no snapshot).
+	SnapPlan []proc.Measurement
+	SnapBase []proc.Measurement
 	NoChange proc.Measurement
 	Rerun    *proc.Measurement
 	// Checks lists each check made, with its outcome.
 	Checks []check
 }
+
+// States of the plan's state, as the table names them.
+const (
+	stateScan     = "scan"
+	stateSnapshot = "snapshot"
+)
 
 // check is one correctness check of the run.
 type check struct {
@@ -284,25 +297,11 @@ func measureStore(ctx context.Context, o options, dir, name string, f files, w i
 		"HRSYNC_LOG_LEVEL":  "warn",
 	})
 
-	for i := range o.Repeat {
-		pm, err := proc.Run(ctx, o.self, env, o.Hrsync, "plan", "--config", cfg, "--json", f.next)
-		if err != nil {
-			return res, fmt.Errorf("plan: %w", err)
-		}
-		res.Plan = append(res.Plan, pm)
-		if i == 0 {
-			checkPlan(&res, "plan finds the generated diff", pm.Stdout, f.expect)
-		}
-		bm, err := proc.Run(ctx, o.self, env, o.self, baselineArg, f.prev, f.next)
-		if err != nil {
-			return res, fmt.Errorf("baseline: %w", err)
-		}
-		res.Base = append(res.Base, bm)
-		if i == 0 {
-			checkBaseline(&res, bm.Stdout, o.Rows, f.expect)
-		}
-		fmt.Fprintf(w, "%s: run %d: plan %.2fs %.0f MiB, baseline %.2fs %.0f MiB\n",
-			name, i+1, pm.Wall.Seconds(), pm.PeakMiB(), bm.Wall.Seconds(), bm.PeakMiB())
+	// The plans with no snapshot: the state is as seeded, never run on.
+	var scanOut []byte
+	res.Plan, res.Base, scanOut, err = measurePlans(ctx, o, env, cfg, f, &res, stateScan, w)
+	if err != nil {
+		return res, err
 	}
 
 	// A rerun with no change: the previous export against the state seeded from it.
@@ -322,6 +321,22 @@ func measureStore(ctx context.Context, o options, dir, name string, f files, w i
 		res.Rerun = &rm
 		res.check("run people with no change makes no API call", calls == 0, "%d requests reached the API", calls)
 		fmt.Fprintf(w, "%s: run people with no change %.2fs %.0f MiB, %d API requests\n", name, rm.Wall.Seconds(), rm.PeakMiB(), calls)
+
+		// The run saved a snapshot of the state, as every run does when
+		// there is none: the same plans again, now from the snapshot.
+		valid, err := snapshotValid(ctx, t)
+		if err != nil {
+			return res, err
+		}
+		res.check("run people saved a valid state snapshot", valid, "snapshot valid at the current version: %v", valid)
+		var snapOut []byte
+		res.SnapPlan, res.SnapBase, snapOut, err = measurePlans(ctx, o, env, cfg, f, &res, stateSnapshot, w)
+		if err != nil {
+			return res, err
+		}
+		samePlans(&res, scanOut, snapOut)
+	} else {
+		fmt.Fprintf(w, "%s: no run, so no snapshot: the plans from a snapshot are not measured\n", name)
 	}
 
 	after, err := checksum(ctx, t)
@@ -338,6 +353,51 @@ func measureStore(ctx context.Context, o options, dir, name string, f files, w i
 		fmt.Fprintf(w, "%s: wrote cpu.pprof and heap.pprof into %s\n", name, filepath.Join(o.ProfileDir, name))
 	}
 	return res, nil
+}
+
+// measurePlans measures o.Repeat plans of next.csv, each beside a
+// baseline, checks the first plan's counts and where its state came from,
+// and returns the measurements and the first plan's output.
+func measurePlans(ctx context.Context, o options, env []string, cfg string, f files, res *storeResult, state string,
+	w io.Writer) (plans, bases []proc.Measurement, first []byte, err error) {
+	for i := range o.Repeat {
+		pm, err := proc.Run(ctx, o.self, env, o.Hrsync, "plan", "--config", cfg, "--json", f.next)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("plan (%s): %w", state, err)
+		}
+		plans = append(plans, pm)
+		if i == 0 {
+			first = pm.Stdout
+			checkPlan(res, "plan ("+state+") finds the generated diff", pm.Stdout, f.expect)
+			checkStateFrom(res, "plan ("+state+") says where its state came from", pm.Stdout, state)
+		}
+		bm, err := proc.Run(ctx, o.self, env, o.self, baselineArg, f.prev, f.next)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("baseline: %w", err)
+		}
+		bases = append(bases, bm)
+		if i == 0 && state == stateScan {
+			checkBaseline(res, bm.Stdout, o.Rows, f.expect)
+		}
+		fmt.Fprintf(w, "%s: %s run %d: plan %.2fs %.0f MiB, baseline %.2fs %.0f MiB\n",
+			res.Store, state, i+1, pm.Wall.Seconds(), pm.PeakMiB(), bm.Wall.Seconds(), bm.PeakMiB())
+	}
+	return plans, bases, first, nil
+}
+
+// snapshotValid tells whether the bench tenant has a state snapshot saved
+// at its current version.
+func snapshotValid(ctx context.Context, t target) (bool, error) {
+	st, err := store.Open(ctx, t.dsn, store.Options{Schema: t.schema})
+	if err != nil {
+		return false, fmt.Errorf("open store: %w", err)
+	}
+	defer st.Close() //nolint:errcheck // read only
+	valid, err := st.PeopleSnapshotValid(ctx, tenant)
+	if err != nil {
+		return false, fmt.Errorf("check the state snapshot: %w", err)
+	}
+	return valid, nil
 }
 
 // seedState seeds the store with the previous export's people and returns
@@ -381,17 +441,67 @@ type planOutput struct {
 	Safeguards []struct {
 		Name string `json:"name"`
 	} `json:"safeguards"`
+	// StateFrom says where the plan's state came from: "snapshot" or
+	// "scan"; empty from a binary that does not say.
+	StateFrom string `json:"stateFrom"`
+}
+
+// readPlan reads the one plan printed by `hrsync plan --json`.
+func readPlan(out []byte) (planOutput, error) {
+	var plans []planOutput
+	if err := json.Unmarshal(out, &plans); err != nil {
+		return planOutput{}, fmt.Errorf("read the plan: %w", err)
+	}
+	if len(plans) != 1 {
+		return planOutput{}, fmt.Errorf("%d plans, want 1", len(plans))
+	}
+	return plans[0], nil
+}
+
+// checkStateFrom checks that the plan names where its state came from as
+// want, when the binary says it at all.
+func checkStateFrom(res *storeResult, name string, out []byte, want string) {
+	p, err := readPlan(out)
+	switch {
+	case err != nil:
+		res.check(name, false, "%v", err)
+	case p.StateFrom == "":
+		res.check(name, true, "not said (the binary's plan has no stateFrom yet); want %q", want)
+	default:
+		res.check(name, p.StateFrom == want, "stateFrom %q, want %q", p.StateFrom, want)
+	}
+}
+
+// samePlans checks that the plan from the snapshot found what the plan
+// from the scan found: counts, the changed, departed and returned people,
+// the calls.
+func samePlans(res *storeResult, scan, snap []byte) {
+	a, aerr := readPlan(scan)
+	b, berr := readPlan(snap)
+	if err := errors.Join(aerr, berr); err != nil {
+		res.check("plan from the snapshot equals the plan from the scan", false, "%v", err)
+		return
+	}
+	a.StateFrom, b.StateFrom = "", ""
+	ja, _ := json.Marshal(a) //nolint:errchkjson // plain fields
+	jb, _ := json.Marshal(b) //nolint:errchkjson // plain fields
+	created := 0
+	for _, c := range b.Calls {
+		created += len(c.ExternalIDs)
+	}
+	res.check("plan from the snapshot equals the plan from the scan", string(ja) == string(jb),
+		"rows %d, unchanged %d, changed %d, new %d, departed %d from the snapshot (%d bytes of plan compared)",
+		b.Stats.Rows, b.Unchanged, len(b.Changed), created, len(b.Departed), len(ja))
 }
 
 // checkPlan checks the plan printed by `hrsync plan --json` against the
 // counts the generator expects: new people in calls, nothing else called.
 func checkPlan(res *storeResult, name string, out []byte, want gen.Counts) {
-	var plans []planOutput
-	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
-		res.check(name, false, "cannot read the plan (%d plans): %v", len(plans), err)
+	p, err := readPlan(out)
+	if err != nil {
+		res.check(name, false, "cannot read the plan: %v", err)
 		return
 	}
-	p := plans[0]
 	created := 0
 	for _, c := range p.Calls {
 		created += len(c.ExternalIDs)

@@ -14,9 +14,15 @@
 //     previous.csv next.csv`, which parses both files with encoding/csv and
 //     compares xxhash fingerprints in a map (package baseline).
 //
+// The plans are measured twice: right after seeding, when the plan scans
+// the state (no snapshot yet), and after a no-change `hrsync run people`,
+// which saves a snapshot of the state as every run does, so that the plan
+// loads it instead. Each plan is measured beside a baseline.
+//
 // It prints a table of wall times, peak resident memory and their ratio,
-// with a verdict against the targets (no slower than the baseline, under
-// 250 MiB). Figures are printed, never asserted. See docs/benchmarks.md.
+// one line per store and state (scan, snapshot), with a verdict against the
+// targets (no slower than the baseline, under 250 MiB). Figures are
+// printed, never asserted. See docs/benchmarks.md.
 //
 // Usage:
 //

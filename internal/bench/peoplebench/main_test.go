@@ -96,13 +96,16 @@ func TestReport(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		writeTable(&buf, []storeResult{
-			{Store: "sqlite", Rows: 1000, Plan: []proc.Measurement{m(2, 100), m(3, 110), m(4, 120)}, Base: []proc.Measurement{m(1, 50), m(1, 50), m(1, 50)}},
+			{Store: "sqlite", Rows: 1000, Plan: []proc.Measurement{m(2, 100), m(3, 110), m(4, 120)}, Base: []proc.Measurement{m(1, 50), m(1, 50), m(1, 50)},
+				SnapPlan: []proc.Measurement{m(1.5, 100), m(1.5, 100), m(1.5, 100)}, SnapBase: []proc.Measurement{m(2, 50), m(2, 50), m(2, 50)}},
 			{Store: "postgres", Rows: 1000, Plan: []proc.Measurement{m(1, 90), m(1, 90), m(1, 90)}, Base: []proc.Measurement{m(2, 50), m(2, 50), m(2, 50)}},
 		})
 		out := buf.String()
 		for _, want := range []string{
-			"plan wall s", "3.00 (2.00-4.00)", "110 (100-120)", "3.00   MISSES: 3.00x the baseline's time",
-			"0.50   meets targets", "medians of 3 runs",
+			"state", "plan wall s", "3.00 (2.00-4.00)", "110 (100-120)", "3.00   MISSES: 3.00x the baseline's time",
+			"\nsqlite    snapshot  1000  1.50", "0.75   meets targets", "0.50   meets targets", "medians of 3 runs",
+			"\nsqlite: scan 3.00x the baseline (plan 3.00s, baseline 1.00s); snapshot 0.75x the baseline (plan 1.50s, baseline 2.00s)\n",
+			"\npostgres: scan 0.50x the baseline (plan 1.00s, baseline 2.00s)\n",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("table lacks %q:\n%s", want, out)
@@ -131,6 +134,35 @@ func TestCheckPlan(t *testing.T) {
 		checkPlan(&res, "p", []byte(out), want)
 		if len(res.Checks) != 1 || !res.Checks[0].OK {
 			t.Errorf("checks = %+v", res.Checks)
+		}
+	})
+	t.Run("where the state came from", func(t *testing.T) {
+		for _, c := range []struct {
+			out, want string
+			ok        bool
+		}{
+			{`[{"stateFrom":"snapshot"}]`, stateSnapshot, true},
+			{`[{"stateFrom":"scan"}]`, stateSnapshot, false},
+			{`[{}]`, stateScan, true}, // a binary that does not say yet
+			{`[]`, stateScan, false},
+		} {
+			var res storeResult
+			checkStateFrom(&res, "from", []byte(c.out), c.want)
+			if len(res.Checks) != 1 || res.Checks[0].OK != c.ok {
+				t.Errorf("%s, want %s: checks = %+v", c.out, c.want, res.Checks)
+			}
+		}
+	})
+	t.Run("the snapshot's plan against the scan's", func(t *testing.T) {
+		scan := `[{"stats":{"rows":3},"changed":[{"externalId":"E2"}],"departed":["E9"],"unchanged":1,"calls":[{"externalIds":["E3"]}],"stateFrom":"scan"}]`
+		same := strings.Replace(scan, `"scan"`, `"snapshot"`, 1)
+		other := strings.Replace(same, `"E9"`, `"E8"`, 1)
+		for out, ok := range map[string]bool{same: true, other: false, `[]`: false} {
+			var res storeResult
+			samePlans(&res, []byte(scan), []byte(out))
+			if len(res.Checks) != 1 || res.Checks[0].OK != ok {
+				t.Errorf("%s: checks = %+v", out, res.Checks)
+			}
 		}
 	})
 	for name, out := range map[string]string{
@@ -205,7 +237,8 @@ func TestRun(t *testing.T) {
 	}
 	text := out.String()
 	t.Run("table for each store", func(t *testing.T) {
-		for _, want := range []string{"store  ", "\nsqlite    3000  ", "\npostgres  3000  ", "medians of 2 runs"} {
+		for _, want := range []string{"store  ", "\nsqlite    scan      3000  ", "\nsqlite    snapshot  3000  ",
+			"\npostgres  scan      3000  ", "\npostgres  snapshot  3000  ", "medians of 2 runs", "\nsqlite: scan ", "\npostgres: scan "} {
 			if !strings.Contains(text, want) {
 				t.Errorf("output lacks %q:\n%s", want, text)
 			}
@@ -216,8 +249,11 @@ func TestRun(t *testing.T) {
 			t.Errorf("a check failed:\n%s", text)
 		}
 		for _, store := range []string{storeSQLite, storePostgres} {
-			for _, c := range []string{"plan finds the generated diff", "baseline finds the generated diff", "plan with no change",
-				"run people with no change makes no API call: 0 requests", "no person row written"} {
+			for _, c := range []string{"plan (scan) finds the generated diff", "baseline finds the generated diff", "plan with no change",
+				"run people with no change makes no API call: 0 requests", "no person row written",
+				"run people saved a valid state snapshot: snapshot valid at the current version: true",
+				"plan (snapshot) finds the generated diff", "plan from the snapshot equals the plan from the scan",
+				"plan (scan) says where its state came from", "plan (snapshot) says where its state came from"} {
 				if !strings.Contains(text, "ok   "+store+": "+c) {
 					t.Errorf("no passing check %q for %s:\n%s", c, store, text)
 				}

@@ -67,23 +67,58 @@ func verdict(ratio, planPeakMiB float64) string {
 	return "MISSES: " + strings.Join(miss, ", ")
 }
 
-// writeTable prints one line per store: medians of the repeats, with their
-// range in parentheses when the repeats differ.
+// writeTable prints one line per store and state of the plan (no
+// snapshot: the plan scans the state; a valid snapshot): medians of the
+// repeats, with their range in parentheses when the repeats differ, and
+// each one's ratio to the baselines measured beside it. Summary lines
+// follow, one per store.
 func writeTable(w io.Writer, results []storeResult) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "store\trows\tplan wall s\tplan peak MiB\tbaseline wall s\tbaseline peak MiB\tratio\tverdict")
+	fmt.Fprintln(tw, "store\tstate\trows\tplan wall s\tplan peak MiB\tbaseline wall s\tbaseline peak MiB\tratio\tverdict")
 	for _, r := range results {
-		pw, pp, bw, bp := walls(r.Plan), peaks(r.Plan), walls(r.Base), peaks(r.Base)
-		ratio := 0.0
-		if bw.median > 0 {
-			ratio = pw.median / bw.median
+		for _, l := range r.lines() {
+			pw, pp, bw, bp := walls(l.plan), peaks(l.plan), walls(l.base), peaks(l.base)
+			ratio := l.ratio()
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%.2f\t%s\n", r.Store, l.state, r.Rows,
+				pw.cell(2), pp.cell(0), bw.cell(2), bp.cell(0), ratio, verdict(ratio, pp.median))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.2f\t%s\n", r.Store, r.Rows,
-			pw.cell(2), pp.cell(0), bw.cell(2), bp.cell(0), ratio, verdict(ratio, pp.median))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "targets: plan no slower than the baseline (ratio <= %.2f), plan peak under %.0f MiB; medians of %s\n",
 		targetRatio, targetPeakMiB, repeats(results))
+	for _, r := range results {
+		var parts []string
+		for _, l := range r.lines() {
+			parts = append(parts, fmt.Sprintf("%s %.2fx the baseline (plan %.2fs, baseline %.2fs)",
+				l.state, l.ratio(), walls(l.plan).median, walls(l.base).median))
+		}
+		fmt.Fprintf(w, "%s: %s\n", r.Store, strings.Join(parts, "; "))
+	}
+}
+
+// line is one line of the table: the plans of one state of the plan's
+// state, with their baselines.
+type line struct {
+	state      string
+	plan, base []proc.Measurement
+}
+
+// ratio is the plans' median wall time over the baselines'.
+func (l line) ratio() float64 {
+	if bw := walls(l.base).median; bw > 0 {
+		return walls(l.plan).median / bw
+	}
+	return 0
+}
+
+// lines are the table's lines of r: the plans that scan the state, then
+// those from a snapshot when they were measured.
+func (r storeResult) lines() []line {
+	out := []line{{state: stateScan, plan: r.Plan, base: r.Base}}
+	if len(r.SnapPlan) > 0 {
+		out = append(out, line{state: stateSnapshot, plan: r.SnapPlan, base: r.SnapBase})
+	}
+	return out
 }
 
 func repeats(results []storeResult) string {
