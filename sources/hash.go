@@ -28,9 +28,21 @@ func Fingerprint(p model.Person) uint64 {
 	var buf [len(model.DateLayout) + 8]byte
 	for _, t := range [...]time.Time{p.StartDate, p.BirthDate} {
 		if !t.IsZero() {
-			_, _ = d.Write(t.AppendFormat(buf[:0], model.DateLayout))
+			_, _ = d.Write(appendDate(buf[:0], t))
 		}
 		_, _ = d.WriteString(fieldSep)
 	}
 	return d.Sum64()
+}
+
+// appendDate appends t as t.Format(model.DateLayout) does, without the
+// cost of a general layout: four-digit years, the common case, are written
+// here, and any other year goes through AppendFormat.
+func appendDate(b []byte, t time.Time) []byte {
+	y, m, d := t.Date()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(b, model.DateLayout)
+	}
+	return append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(m)/10), byte('0'+int(m)%10), '-', byte('0'+d/10), byte('0'+d%10))
 }

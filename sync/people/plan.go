@@ -49,6 +49,9 @@ type Plan struct {
 	ActiveBefore int `json:"activeBefore"`
 	// LastGoodRows is the row count of the last good import (0: none).
 	LastGoodRows int `json:"lastGoodRows"`
+	// StateFrom says how the state was read: "snapshot" (the index a run
+	// saved, still current) or "scan" (every person read from the store).
+	StateFrom string `json:"stateFrom"`
 
 	changedRows  People
 	returnedRows People
@@ -208,6 +211,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		}
 	}
 	plan.ActiveBefore = state.active
+	plan.StateFrom = state.from
 	plan.Departed = state.departed()
 
 	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
