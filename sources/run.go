@@ -35,6 +35,7 @@ type Batch struct {
 
 	people []model.Person
 	rejs   [][]model.Rejection
+	locs   []Loc
 	err    error
 	done   chan struct{}
 }
@@ -47,27 +48,49 @@ const BatchLen = 512
 // Keys remembers the keys of the rows read so far (normalized externalIds
 // and e-mails), to find duplicates.
 type Keys interface {
-	// First records that the row on line holds key, of field f (ExternalID
-	// or Email), whose KeyHash is h. It returns the line of the first row
-	// that held the key, or 0 when this row is the first.
-	First(f Field, h uint64, key string, line int) int
+	// Locate looks the keys of p up in whatever read-only index the Keys
+	// has, and says where they are. Run calls it from the workers, on each
+	// checked row, so that First has less to do in the ordered stage; a
+	// Keys without an index returns the zero Loc.
+	Locate(p *model.Person) Loc
+	// First records that the row on line holds the keys of p (those that
+	// passed their checks: a non-empty ExternalID and Email, hashed in
+	// p.Hash), as Locate located them, and returns for each the line of
+	// the first row that held it, or 0 when this row is the first.
+	First(p *model.Person, loc Loc, line int) (idFirst, emailFirst int)
 }
+
+// Loc is where Keys.Locate found a row's keys. Run hands it back to First
+// and does not look inside.
+type Loc struct{ ID, Email int32 }
 
 // mapKeys is the Keys of a Run whose caller has none: a map per field
 // from a key's hash to its first line. Two different keys with the same
 // 64-bit hash (odds about n²/2⁶⁵ for n rows) would be reported as
 // duplicates: a false rejection, never a lost one.
-type mapKeys [2]map[uint64]int32
+type mapKeys struct{ ids, emails map[uint64]int32 }
 
 // NewKeys returns a Keys that holds every key's hash in memory (about 40
 // bytes a key).
-func NewKeys() Keys { return &mapKeys{{}, {}} }
+func NewKeys() Keys { return &mapKeys{ids: map[uint64]int32{}, emails: map[uint64]int32{}} }
 
-func (k *mapKeys) First(f Field, h uint64, _ string, line int) int {
-	m := k[0]
-	if f == Email {
-		m = k[1]
+// Locate finds nothing: mapKeys has no index.
+func (k *mapKeys) Locate(*model.Person) Loc { return Loc{} }
+
+// First implements Keys.
+func (k *mapKeys) First(p *model.Person, _ Loc, line int) (idFirst, emailFirst int) {
+	if p.ExternalID != "" {
+		idFirst = FirstIn(k.ids, p.Hash.ID, line)
 	}
+	if p.Email != "" {
+		emailFirst = FirstIn(k.emails, p.Hash.Email, line)
+	}
+	return idFirst, emailFirst
+}
+
+// FirstIn records line as the first line of the key hashed to h in m, or
+// returns the first line m already holds for it.
+func FirstIn(m map[uint64]int32, h uint64, line int) int {
 	if first, ok := m[h]; ok {
 		return int(first)
 	}
@@ -109,7 +132,7 @@ func Run(ctx context.Context, v *Validator, rd Reader, h Handler) (Stats, error)
 		keys = NewKeys()
 	}
 	m := &merger{v: v, h: h, keys: keys, dups: map[dupKey]*dupInfo{}}
-	if err := pipeline(ctx, v, rd, m.batch); err != nil {
+	if err := pipeline(ctx, v, keys, rd, m.batch); err != nil {
 		return m.st, err
 	}
 	if err := m.finish(); err != nil {
@@ -120,7 +143,7 @@ func Run(ctx context.Context, v *Validator, rd Reader, h Handler) (Stats, error)
 
 // pipeline runs the stages of Run: Next in a goroutine, Fill and the
 // checks in workers, and consume, in order, in the calling goroutine.
-func pipeline(ctx context.Context, v *Validator, rd Reader, consume func(*Batch) error) error {
+func pipeline(ctx context.Context, v *Validator, keys Keys, rd Reader, consume func(*Batch) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := runtime.GOMAXPROCS(0)
@@ -164,7 +187,7 @@ func pipeline(ctx context.Context, v *Validator, rd Reader, consume func(*Batch)
 					b.err = rd.Fill(b)
 				}
 				if b.err == nil {
-					b.check(v)
+					b.check(v, keys)
 				}
 				b.done <- struct{}{}
 			}
@@ -195,16 +218,21 @@ func pipeline(ctx context.Context, v *Validator, rd Reader, consume func(*Batch)
 	return stop
 }
 
-// check checks each row of the batch with v.
-func (b *Batch) check(v *Validator) {
-	b.people = slices.Grow(b.people[:0], len(b.Rows))[:len(b.Rows)]
-	b.rejs = slices.Grow(b.rejs[:0], len(b.Rows))[:len(b.Rows)]
+// check checks each row of the batch with v and locates its keys.
+func (b *Batch) check(v *Validator, keys Keys) {
+	n := len(b.Rows)
+	b.people = slices.Grow(b.people[:0], n)[:n]
+	b.rejs = slices.Grow(b.rejs[:0], n)[:n]
+	b.locs = slices.Grow(b.locs[:0], n)[:n]
 	for i := range b.Rows {
+		b.people[i], b.rejs[i], b.locs[i] = model.Person{}, nil, Loc{}
 		if b.Rows[i].Blank {
-			b.people[i], b.rejs[i] = model.Person{}, nil
 			continue
 		}
 		b.people[i], b.rejs[i] = v.Check(&b.Rows[i])
+		if p := &b.people[i]; p.ExternalID != "" || p.Email != "" {
+			b.locs[i] = keys.Locate(p)
+		}
 	}
 }
 
@@ -218,14 +246,13 @@ func (m *merger) batch(b *Batch) error {
 		}
 		m.st.Rows++
 		p, rej := b.people[i], b.rejs[i]
-		if p.ExternalID != "" {
-			if first := m.keys.First(ExternalID, p.Hash.ID, p.ExternalID, r.Line); first != 0 {
-				rej = m.later(rej, ExternalID, first, r.Line)
+		if p.ExternalID != "" || p.Email != "" {
+			idFirst, emailFirst := m.keys.First(&p, b.locs[i], r.Line)
+			if idFirst != 0 {
+				rej = m.later(rej, ExternalID, idFirst, r.Line)
 			}
-		}
-		if p.Email != "" {
-			if first := m.keys.First(Email, p.Hash.Email, p.Email, r.Line); first != 0 {
-				rej = m.later(rej, Email, first, r.Line)
+			if emailFirst != 0 {
+				rej = m.later(rej, Email, emailFirst, r.Line)
 			}
 		}
 		if len(rej) == 0 {

@@ -1,6 +1,9 @@
 package people
 
-import "hrsync/sources"
+import (
+	"hrsync/model"
+	"hrsync/sources"
+)
 
 // stateKeys finds the duplicate keys of an export with the help of the
 // state index (it is the export read's sources.Keys): a key state knows
@@ -14,9 +17,10 @@ type stateKeys struct {
 	state     *stateIndex
 	idFirst   []uint32 // per state entry: the line of the first row with its externalId
 	mailFirst []uint32 // per position in state.emails: the line of the first row with that e-mail
-	other     sources.Keys
+	ids       map[uint64]int32
+	emails    map[uint64]int32
 
-	lastLine  int // the line of the last externalId looked up
+	lastLine  int // the line of the last row First saw
 	lastEntry int // its state entry, or -1
 }
 
@@ -25,31 +29,50 @@ func newStateKeys(s *stateIndex) *stateKeys {
 		state:     s,
 		idFirst:   make([]uint32, len(s.people)),
 		mailFirst: make([]uint32, len(s.emails)),
-		other:     sources.NewKeys(),
+		ids:       map[uint64]int32{},
+		emails:    map[uint64]int32{},
 		lastEntry: -1,
 	}
 }
 
-// First implements sources.Keys.
-func (k *stateKeys) First(f sources.Field, h uint64, key string, line int) int {
-	var slot *uint32
-	switch f {
-	case sources.ExternalID:
-		i := k.state.find(h, key)
-		k.lastLine, k.lastEntry = line, i
-		if i >= 0 {
-			slot = &k.idFirst[i]
-		}
-	case sources.Email:
+// Locate finds the state entry of the row's externalId and the position of
+// its e-mail among state's; a Loc field is one more than the index, 0 when
+// state does not know the key. It only reads the index, from the workers.
+func (k *stateKeys) Locate(p *model.Person) sources.Loc {
+	var loc sources.Loc
+	if p.ExternalID != "" {
+		loc.ID = int32(k.state.find(p.Hash.ID, p.ExternalID) + 1) //nolint:gosec // people fit in 31 bits
+	}
+	if p.Email != "" {
 		// State keeps only the hash of an e-mail: like the maps, two
 		// e-mails with one hash are taken for one (a false rejection).
-		if i := k.state.emailAt(h); i >= 0 {
-			slot = &k.mailFirst[i]
+		loc.Email = int32(k.state.emailAt(p.Hash.Email) + 1) //nolint:gosec // people fit in 31 bits
+	}
+	return loc
+}
+
+// First implements sources.Keys.
+func (k *stateKeys) First(p *model.Person, loc sources.Loc, line int) (idFirst, emailFirst int) {
+	k.lastLine, k.lastEntry = line, int(loc.ID)-1
+	if p.ExternalID != "" {
+		if loc.ID > 0 {
+			idFirst = firstAt(&k.idFirst[loc.ID-1], line)
+		} else {
+			idFirst = sources.FirstIn(k.ids, p.Hash.ID, line)
 		}
 	}
-	if slot == nil {
-		return k.other.First(f, h, key, line)
+	if p.Email != "" {
+		if loc.Email > 0 {
+			emailFirst = firstAt(&k.mailFirst[loc.Email-1], line)
+		} else {
+			emailFirst = sources.FirstIn(k.emails, p.Hash.Email, line)
+		}
 	}
+	return idFirst, emailFirst
+}
+
+// firstAt records line in slot if it is the first, or returns the first.
+func firstAt(slot *uint32, line int) int {
 	if *slot != 0 {
 		return int(*slot)
 	}
@@ -58,7 +81,7 @@ func (k *stateKeys) First(f sources.Field, h uint64, key string, line int) int {
 }
 
 // entry returns the state entry of the row on line with the externalId
-// hashed to h, reusing the lookup First made for it.
+// hashed to h, reusing the lookup made for it.
 func (k *stateKeys) entry(line int, h uint64, externalID string) int {
 	if line == k.lastLine {
 		return k.lastEntry
