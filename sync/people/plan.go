@@ -168,7 +168,10 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		Keys: keys,
 		Accept: func(p model.Person) error {
 			h := hashes(p)
-			i := keys.entry(p.Line, h.ID, p.ExternalID)
+			// The fingerprint hashes the externalId too: equal hashes
+			// confirm the entry (findHash). Any other row is sorted
+			// after the read, with the externalId compared.
+			i := keys.entry(p.Line, h.ID)
 			if i >= 0 {
 				if k := &state.people[i]; k.flags&(flagCreated|flagDeparted|flagSeen) == flagCreated && h.Fields == k.fingerprint {
 					k.flags |= flagSeen
