@@ -108,3 +108,26 @@ func TestBadCharsFastPath(t *testing.T) {
 		})
 	}
 }
+
+// scientificByDefinition is looksScientific written plainly, as the first
+// release had it.
+func scientificByDefinition(s string) bool {
+	mant, exp, ok := strings.Cut(strings.ToUpper(s), "E")
+	if !ok {
+		return false
+	}
+	exp = strings.TrimLeft(exp, "+-")
+	intPart, frac, hasDot := strings.Cut(mant, ".")
+	return allDigits(intPart) && (!hasDot || allDigits(frac)) && allDigits(exp)
+}
+
+func FuzzLooksScientific(f *testing.F) {
+	for _, s := range []string{"1.23E+05", "1e5", "1E", "E5", "12.E3", ".5E3", "1E+-+5", "1E5E5", "0012", "E000123", "1.2.3E4", "1e-7", "ABC"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := looksScientific(s), scientificByDefinition(s); got != want {
+			t.Fatalf("looksScientific(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

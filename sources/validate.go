@@ -359,13 +359,19 @@ func checkID(s string) (string, string) {
 
 // looksScientific matches d[.ddd]E[+-]dd.
 func looksScientific(s string) bool {
-	mant, exp, ok := strings.Cut(strings.ToUpper(s), "E")
-	if !ok {
+	e := strings.IndexAny(s, "eE")
+	if e < 1 { // no exponent, or no digit before it
 		return false
 	}
-	exp = strings.TrimLeft(exp, "+-")
+	mant, exp := s[:e], s[e+1:]
 	intPart, frac, hasDot := strings.Cut(mant, ".")
-	return allDigits(intPart) && (!hasDot || allDigits(frac)) && allDigits(exp)
+	if !allDigits(intPart) || (hasDot && !allDigits(frac)) {
+		return false
+	}
+	for exp != "" && (exp[0] == '+' || exp[0] == '-') {
+		exp = exp[1:]
+	}
+	return allDigits(exp)
 }
 
 // checkText trims a free-text value and refuses control characters other

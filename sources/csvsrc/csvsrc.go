@@ -164,11 +164,11 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: rewind: %w", name, err)
 	}
-	text, fix, err := format.text(r)
+	text, watch, err := format.text(r)
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
 	}
-	recs, err := openRecords(name, text, format.Delimiter, opts.Mapping, fix)
+	recs, err := openRecords(name, text, format.Delimiter, opts.Mapping, watch)
 	if err != nil {
 		return sources.Stats{}, err
 	}
@@ -183,21 +183,23 @@ type records struct {
 	ncols  int      // number of columns in the file's header
 	cols   []int    // the file's column of each mapped field, in header order
 	header []string // the field names of the mapped fields, for gocsv
-	// fix is set when the text is read as it is on disk (UTF-8): a value
-	// holding bytes that are not UTF-8 gets them replaced in Fill, as the
-	// decoder of the other encodings does for the whole text.
-	fix bool
+	// watch, for a text read as it is on disk (UTF-8), says whether bytes
+	// that are not UTF-8 were seen: the values of the records read since
+	// get them replaced in Fill, as the decoder of the other encodings
+	// does for the whole text.
+	watch *utf8Watch
 }
 
 // scratch is what a batch keeps for records between uses.
 type scratch struct {
 	values [][]string // the header, then the mapped values of each row
 	out    []row
+	fix    bool // the values may hold bytes that are not UTF-8
 }
 
 // openRecords reads the header of text and maps it: a configured column
 // missing from the header, or found twice, is a *sources.ColumnsError.
-func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, fix bool) (*records, error) {
+func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, watch *utf8Watch) (*records, error) {
 	cr := csv.NewReader(text)
 	cr.Comma = delim
 	cr.FieldsPerRecord = -1 // a row of the wrong width is a rejection, not a file error
@@ -210,12 +212,12 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, fix
 		return nil, fmt.Errorf("%s: read header: %w", name, err)
 	}
 	head = append([]string(nil), head...)
-	if fix {
+	if watch != nil {
 		for i := range head {
 			head[i] = validUTF8String(head[i])
 		}
 	}
-	rec := &records{cr: cr, ncols: len(head), fix: fix}
+	rec := &records{cr: cr, ncols: len(head), watch: watch}
 	byHeader := map[string][]int{}
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
@@ -298,7 +300,11 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 		if err != nil {
 			return err
 		}
-		b.Rows = append(b.Rows, sources.Row{Line: line, Problem: problem, Blank: problem == "" && allEmpty(fields)})
+		// The row is set in place: a CSV row has no native dates, and
+		// Fill sets the texts of the rows it looks at.
+		b.Rows = slices.Grow(b.Rows, 1)[:len(b.Rows)+1]
+		r := &b.Rows[len(b.Rows)-1]
+		r.Line, r.Problem, r.Blank = line, problem, problem == "" && allEmpty(fields)
 		i := len(sc.values)
 		sc.values = slices.Grow(sc.values, 1)[:i+1]
 		if sc.values[i] == nil {
@@ -315,6 +321,7 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 	if len(b.Rows) == 0 {
 		return io.EOF
 	}
+	sc.fix = rc.watch != nil && rc.watch.bad
 	return nil
 }
 
@@ -338,7 +345,7 @@ func (rc *records) Fill(b *sources.Batch) error {
 			continue
 		}
 		sc.out[i].fill(r)
-		if rc.fix {
+		if sc.fix {
 			for f := range r.Text {
 				r.Text[f] = validUTF8String(r.Text[f])
 			}

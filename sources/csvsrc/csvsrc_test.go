@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -432,4 +433,80 @@ func TestRowTagsMatchFields(t *testing.T) {
 	if err := r.UnmarshalCSVWithFields("nope", "x"); err == nil {
 		t.Error("an unknown column was accepted")
 	}
+}
+
+// trickle reads one byte per call, so that every rune is cut between reads.
+type trickle struct{ *bytes.Reader }
+
+func (t trickle) Read(p []byte) (int, error) { return t.Reader.Read(p[:min(len(p), 1)]) }
+
+func TestUTF8ReadAsIs(t *testing.T) {
+	o := opts("externalId", "email", "firstName", "lastName")
+	o.Encoding = sources.EncodingUTF8
+	var b strings.Builder
+	b.WriteString("\ufeffEmployee ID,Work Email,First Name,Last Name\n")
+	for i := range 3000 {
+		fmt.Fprintf(&b, "%d,p%d@example.com,Åsa€𝄞,Öberg\n", i, i)
+	}
+	valid := b.String()
+	bad := valid + "9999,bad@example.com,Jos\xe9,B\n" // Windows-1252 é in a UTF-8 file
+	for _, tt := range []struct {
+		name     string
+		data     string
+		rejected int
+	}{{"valid, a rune cut by every read", valid, 0}, {"an invalid byte late in the file", bad, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got sourcestest.Result
+			st, err := read(context.Background(), "u.csv", trickle{bytes.NewReader([]byte(tt.data))}, o, testNow(), got.Handler())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Accepted != 3000 || st.Rejected != tt.rejected {
+				t.Fatalf("stats %+v", st)
+			}
+			for _, p := range got.People {
+				if p.FirstName != "Åsa€𝄞" || p.LastName != "Öberg" {
+					t.Fatalf("line %d: %q %q", p.Line, p.FirstName, p.LastName)
+				}
+			}
+			if tt.rejected > 0 && !strings.Contains(got.Rejections[0].Reason, "could not be decoded") {
+				t.Errorf("rejection = %+v", got.Rejections[0])
+			}
+		})
+	}
+}
+
+func TestUTF8Watch(t *testing.T) {
+	for _, tt := range []struct {
+		data string
+		bad  bool
+	}{
+		{"plain", false}, {"Åsa€𝄞", false}, {"a\xffb", true}, {"ends cut \xe2\x82", true}, {"\xe2\x82\xac", false},
+		{"over\xc0\x80long", true}, {"\xed\xa0\x80 surrogate", true},
+	} {
+		for _, chunk := range []int{1, 2, 3, 64} {
+			w := &utf8Watch{r: &chunked{data: []byte(tt.data), size: chunk}}
+			if _, err := io.ReadAll(w); err != nil {
+				t.Fatal(err)
+			}
+			if w.bad != tt.bad {
+				t.Errorf("%q in reads of %d: bad = %v, want %v", tt.data, chunk, w.bad, tt.bad)
+			}
+		}
+	}
+}
+
+// chunked reads size bytes per call.
+type chunked struct {
+	data []byte
+	size int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), c.size)], c.data)
+	c.data = c.data[n:]
+	return n, nil
 }

@@ -86,23 +86,74 @@ func (f Format) decode(r io.Reader) io.Reader {
 const utf8BOM = "\xEF\xBB\xBF"
 
 // text returns the file's text as UTF-8 for the CSV reader. A UTF-8 file is
-// read as it is on disk, less a leading byte order mark, and fix is set: a
-// value must then go through validUTF8String, which does to it what the
-// decoder would have done to the whole text (the values are a small part of
-// a file, and most of them need nothing). Other encodings are decoded.
-func (f Format) text(r io.Reader) (text io.Reader, fix bool, err error) {
+// read as it is on disk, less a leading byte order mark, through a
+// utf8Watch: once it has seen a byte that is not valid UTF-8, the values
+// read from then on must go through validUTF8String, which does to each
+// what the decoder would have done to the whole text. Most files are valid
+// throughout, and their values need nothing. Other encodings are decoded,
+// and watch is nil.
+func (f Format) text(r io.Reader) (text io.Reader, watch *utf8Watch, err error) {
 	if f.Encoding != sources.EncodingUTF8 {
-		return f.decode(r), false, nil
+		return f.decode(r), nil, nil
 	}
-	br := bufio.NewReaderSize(r, peekSize)
+	watch = &utf8Watch{r: r}
+	br := bufio.NewReaderSize(watch, peekSize)
 	head, err := br.Peek(len(utf8BOM))
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, fmt.Errorf("read start: %w", err)
+		return nil, nil, fmt.Errorf("read start: %w", err)
 	}
 	if string(head) == utf8BOM {
 		_, _ = br.Discard(len(utf8BOM))
 	}
-	return br, true, nil
+	return br, watch, nil
+}
+
+// utf8Watch passes a text through and notes whether any of it so far was
+// not valid UTF-8. A rune cut between two reads is checked whole.
+type utf8Watch struct {
+	r    io.Reader
+	tail []byte // the start of a rune the last read cut
+	bad  bool
+}
+
+func (w *utf8Watch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if !w.bad {
+		w.check(p[:n], err != nil)
+	}
+	return n, err //nolint:wrapcheck // a reader's error, passed through as io.Reader requires
+}
+
+// check looks at the next chunk of the text; last is set at its end.
+func (w *utf8Watch) check(chunk []byte, last bool) {
+	if len(w.tail) > 0 && len(chunk) > 0 {
+		// Complete the cut rune with the chunk's first bytes.
+		joined := append(w.tail, chunk[:min(len(chunk), utf8.UTFMax-len(w.tail))]...)
+		if !utf8.FullRune(joined) { // still cut: the chunk was all of it
+			w.tail = joined
+			w.bad = last
+			return
+		}
+		r, size := utf8.DecodeRune(joined)
+		if (r == utf8.RuneError && size <= 1) || size <= len(w.tail) {
+			w.bad = true
+			return
+		}
+		chunk = chunk[size-len(w.tail):]
+		w.tail = w.tail[:0]
+	}
+	keep := 0
+	if !last {
+		keep = incompleteTail(chunk)
+	}
+	if !utf8.Valid(chunk[:len(chunk)-keep]) {
+		w.bad = true
+		return
+	}
+	w.tail = append(w.tail, chunk[len(chunk)-keep:]...)
+	if last && len(w.tail) > 0 {
+		w.bad = true
+	}
 }
 
 // validUTF8String replaces each byte of s that is not part of valid UTF-8

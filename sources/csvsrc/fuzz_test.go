@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"hrsync/model"
 	"hrsync/sources"
@@ -87,6 +88,21 @@ func FuzzReadCSV(f *testing.F) {
 		}
 		if st.Accepted != len(got.People) || st.Rejected != len(rejected) || st.Accepted+st.Rejected != st.Rows {
 			t.Fatalf("stats %+v for %d accepted and %d rejected lines", st, len(got.People), len(rejected))
+		}
+	})
+}
+
+func FuzzUTF8Watch(f *testing.F) {
+	f.Add([]byte("Åsa€𝄞"), uint8(1))
+	f.Add([]byte("a\xe2\x82"), uint8(2))
+	f.Add([]byte("\xf0\x9d\x84\x9e\xff"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, size uint8) {
+		w := &utf8Watch{r: &chunked{data: data, size: int(size%7) + 1}}
+		if _, err := io.ReadAll(w); err != nil {
+			t.Fatal(err)
+		}
+		if w.bad == utf8.Valid(data) {
+			t.Fatalf("bad = %v for %q (valid UTF-8: %v)", w.bad, data, utf8.Valid(data))
 		}
 	})
 }
