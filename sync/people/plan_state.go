@@ -126,14 +126,47 @@ func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 // loadSnapshot decodes the tenant's stored snapshot as it is read. It
 // returns nil when there is none at the current version, and nil with the
 // reason when one is there but cannot be used (the caller scans).
+//
+// The parts are decoded in a goroutine of their own while the store reads
+// the next ones (either takes about as long as the other), each copied
+// into one of a few buffers that go round.
 func loadSnapshot(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
 	d := newSnapshotDecoder()
-	version, ok, err := st.PeopleSnapshot(ctx, tenant, d.write)
+	const buffers = 3
+	parts := make(chan []byte, buffers)
+	free := make(chan []byte, buffers)
+	decoded := make(chan error, 1)
+	go func() {
+		var err error
+		for p := range parts {
+			if err == nil {
+				err = d.write(p)
+			}
+			free <- p
+		}
+		decoded <- err
+	}()
+	inFlight := 0
+	version, ok, err := st.PeopleSnapshot(ctx, tenant, func(part []byte) error {
+		var buf []byte
+		if inFlight < buffers {
+			inFlight++
+		} else {
+			buf = <-free
+		}
+		parts <- append(buf[:0], part...)
+		return nil
+	})
+	close(parts)
+	decodeErr := <-decoded
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
 	if !ok {
 		return nil, nil //nolint:nilnil // no snapshot is not an error
+	}
+	if decodeErr != nil {
+		return nil, decodeErr
 	}
 	s, err := d.finish()
 	if err != nil {
