@@ -128,7 +128,13 @@ func (s *Source) Read(ctx context.Context, h sources.Handler) (sources.Stats, er
 	for i := range rd.vals {
 		rd.ptrs[i] = &rd.vals[i]
 	}
-	return sources.Run(ctx, v, rd, h)
+	st, err := sources.Run(ctx, v, rd, h)
+	if err == nil {
+		if err = rows.Err(); err != nil { // Next checks it too; a read that ended early is an error
+			err = fmt.Errorf("%s: read rows: %w", s.name, err)
+		}
+	}
+	return st, err
 }
 
 // resultRows reads a query's rows for sources.Run.

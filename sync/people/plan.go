@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
 	"hrsync/model"
@@ -159,9 +158,8 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	}
 
 	var (
-		pending   People                // accepted rows not unchanged, in line order
-		unchanged chunked[unchangedRow] // accepted rows counted as unchanged, in line order
-		retracted = map[int]bool{}      // lines of pending rows taken back
+		pending   People           // accepted rows not unchanged, in line order
+		retracted = map[int]bool{} // lines of the rows taken back
 	)
 	keys := newStateKeys(state)
 	stats, err := export.Read(ctx, sources.Handler{
@@ -173,10 +171,9 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 			// after the read, with the externalId compared.
 			i := keys.entry(p.Line, h.ID)
 			if i >= 0 {
-				if k := &state.people[i]; k.flags&(flagCreated|flagDeparted|flagSeen) == flagCreated && h.Fields == k.fingerprint {
-					k.flags |= flagSeen
+				if k := &state.people[i]; k.flags&(flagCreated|flagDeparted) == flagCreated && !k.seen && h.Fields == k.fingerprint {
+					k.seen = true // its idLine is this row's: the read marked it first
 					plan.Unchanged++
-					unchanged.add(unchangedRow{line: uint32(p.Line), entry: uint32(i)}) //nolint:gosec // lines and people fit in 32 bits
 					return nil
 				}
 			}
@@ -188,20 +185,22 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 			return nil
 		},
 		Retract: func(line int) error {
-			if i := sort.Search(pending.Len(), func(i int) bool { return pending.At(i).Line >= line }); i < pending.Len() && pending.At(i).Line == line {
-				retracted[line] = true
-				return nil
-			}
-			if i, ok := searchUnchanged(&unchanged, uint32(line)); ok { //nolint:gosec // lines fit in 32 bits
-				state.people[i].flags &^= flagSeen
-				plan.Unchanged--
-				return nil
-			}
-			return fmt.Errorf("%s:%d: a row taken back that was not accepted", plan.Source, line)
+			retracted[line] = true
+			return nil
 		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read export %s: %w", export.Name(), err)
+	}
+	if len(retracted) > 0 {
+		// An unchanged row taken back is the first with its externalId:
+		// the row of its entry's idLine.
+		for i := range state.people {
+			if e := &state.people[i]; e.seen && retracted[int(e.idLine)] {
+				e.seen = false
+				plan.Unchanged--
+			}
+		}
 	}
 	plan.Stats = stats
 	newIDs := map[uint64]struct{}{}
@@ -228,28 +227,6 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	plan.Trips = j.opts.Safeguards.check(plan)
 	slices.SortStableFunc(plan.Rejections, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
 	return plan, nil
-}
-
-// unchangedRow is an accepted row found unchanged: its line and its entry
-// in the state index.
-type unchangedRow struct {
-	line, entry uint32
-}
-
-// searchUnchanged finds the state entry of the unchanged row on line; the
-// rows were added in line order.
-func searchUnchanged(rows *chunked[unchangedRow], line uint32) (entry int, ok bool) {
-	for _, ch := range append(slices.Clone(rows.full), rows.last) {
-		if len(ch) == 0 || ch[len(ch)-1].line < line {
-			continue
-		}
-		i, found := slices.BinarySearchFunc(ch, line, func(r unchangedRow, l uint32) int { return cmp.Compare(r.line, l) })
-		if found {
-			return int(ch[i].entry), true
-		}
-		return 0, false
-	}
-	return 0, false
 }
 
 // find returns the index in s.people of the person with the externalId
@@ -291,10 +268,10 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		plan.Create.Add(p)
 		return nil
 	}
-	if k.has(flagSeen) {
+	if k.seen {
 		return fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
 	}
-	k.flags |= flagSeen
+	k.seen = true
 	if !k.has(flagCreated) && blocked[p.ExternalID] {
 		plan.Held = append(plan.Held, p.ExternalID)
 		plan.heldRows.Add(p)

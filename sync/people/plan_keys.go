@@ -6,48 +6,57 @@ import (
 )
 
 // stateKeys finds the duplicate keys of an export with the help of the
-// state index (it is the export read's sources.Keys): a key state knows
-// is marked in a slice beside the index, 4 bytes a person, and only the
-// keys state does not know (new people, new e-mails) go to maps. For a
-// million known people that is 8 MB instead of about 70 MB of maps.
+// state index (it is the export read's sources.Keys). A key state knows
+// has its slot in the state entry it belongs to: the first line of an
+// externalId in its person's idLine, of an active person's e-mail in that
+// person's mailLine. The rest (new people, new e-mails) goes to maps.
+// Marking a known row costs no memory beyond the index and touches the
+// entry the plan reads anyway.
 //
-// It also remembers the state entry of the last externalId it looked up,
-// so that the plan need not look the same row up again.
+// It also remembers the state entry of the last row it saw, so that the
+// plan need not look the same row up again.
 type stateKeys struct {
-	state     *stateIndex
-	idFirst   []uint32 // per state entry: the line of the first row with its externalId
-	mailFirst []uint32 // per position in state.emails: the line of the first row with that e-mail
-	ids       map[uint64]int32
-	emails    map[uint64]int32
+	state  *stateIndex
+	ids    map[uint64]int32
+	emails map[uint64]int32
 
 	lastLine  int // the line of the last row First saw
-	lastEntry int // its state entry, or -1
+	lastEntry int // the entry of its externalId, or -1
 }
 
 func newStateKeys(s *stateIndex) *stateKeys {
-	return &stateKeys{
-		state:     s,
-		idFirst:   make([]uint32, len(s.people)),
-		mailFirst: make([]uint32, len(s.emails)),
-		ids:       map[uint64]int32{},
-		emails:    map[uint64]int32{},
-		lastEntry: -1,
-	}
+	return &stateKeys{state: s, ids: map[uint64]int32{}, emails: map[uint64]int32{}, lastEntry: -1}
 }
 
-// Locate finds the state entry of the row's externalId hash and the
-// position of its e-mail among state's; a Loc field is one more than the
-// index, 0 when state does not know the key. It only reads the index, from
-// the workers. The entry is found by the hash alone (see findHash).
+// Locate finds the entry of the row's externalId hash and the entry whose
+// active person has the row's e-mail; a Loc field is one more than the
+// entry, 0 when state does not know the key. It reads only the fields an
+// entry is built with, from the workers. The externalId's entry is found by
+// the hash alone (see findHash). A row with the e-mail its entry already
+// has, the common case, needs no e-mail lookup; unless another active
+// person of state has that e-mail too, when the e-mail's slot is its first
+// owner's, as for any other row.
 func (k *stateKeys) Locate(p *model.Person) sources.Loc {
 	var loc sources.Loc
+	s := k.state
+	entry := -1
 	if p.ExternalID != "" {
-		loc.ID = int32(k.state.findHash(p.Hash.ID) + 1) //nolint:gosec // people fit in 31 bits
+		entry = s.findHash(p.Hash.ID)
+		loc.ID = int32(entry + 1) //nolint:gosec // people fit in 31 bits
 	}
-	if p.Email != "" {
-		// State keeps only the hash of an e-mail: like the maps, two
-		// e-mails with one hash are taken for one (a false rejection).
-		loc.Email = int32(k.state.emailAt(p.Hash.Email) + 1) //nolint:gosec // people fit in 31 bits
+	if p.Email == "" {
+		return loc
+	}
+	if entry >= 0 {
+		if e := &s.people[entry]; e.email == p.Hash.Email && e.flags&(flagDeparted|flagSharedEmail) == 0 {
+			loc.Email = loc.ID
+			return loc
+		}
+	}
+	// State keeps only the hash of an e-mail: like the maps, two e-mails
+	// with one hash are taken for one (a false rejection).
+	if i := s.emailAt(p.Hash.Email); i >= 0 {
+		loc.Email = int32(s.emailOwner[i]) + 1 //nolint:gosec // people fit in 31 bits
 	}
 	return loc
 }
@@ -57,14 +66,14 @@ func (k *stateKeys) First(p *model.Person, loc sources.Loc, line int) (idFirst, 
 	k.lastLine, k.lastEntry = line, int(loc.ID)-1
 	if p.ExternalID != "" {
 		if loc.ID > 0 {
-			idFirst = firstAt(&k.idFirst[loc.ID-1], line)
+			idFirst = firstAt(&k.state.people[loc.ID-1].idLine, line)
 		} else {
 			idFirst = sources.FirstIn(k.ids, p.Hash.ID, line)
 		}
 	}
 	if p.Email != "" {
 		if loc.Email > 0 {
-			emailFirst = firstAt(&k.mailFirst[loc.Email-1], line)
+			emailFirst = firstAt(&k.state.people[loc.Email-1].mailLine, line)
 		} else {
 			emailFirst = sources.FirstIn(k.emails, p.Hash.Email, line)
 		}
@@ -107,7 +116,8 @@ func (s *stateIndex) findHash(id uint64) int {
 	return -1
 }
 
-// emailAt returns the position in s.emails of the e-mail hash h, or -1.
+// emailAt returns the position in s.emails of the first active person's
+// e-mail hash h, or -1.
 func (s *stateIndex) emailAt(h uint64) int {
 	lo, hi := s.byMail.span(h)
 	for i := lo; i < hi; i++ {

@@ -15,19 +15,20 @@ import (
 )
 
 // stateIndex is hrsync's state of one tenant in the compact form the diff
-// needs: per person three 64-bit hashes and a few flags in one sorted
-// slice (32 bytes a person), the externalIds back to back in one byte
-// slice (to name the departed), and the e-mail hashes of active people.
-// A million people take about 60 MiB, with no Go map: maps of that size
-// cost about twice as much, and the garbage collector lets the heap grow
-// to twice what is live.
+// needs: per person three 64-bit hashes, a few flags and the plan's marks
+// in one sorted slice (40 bytes a person), the externalIds back to back in
+// one byte slice (to name the departed), and the e-mail hashes of active
+// people with the person each belongs to. A million people take about
+// 70 MiB, with no Go map: maps of that size cost about twice as much, and
+// the garbage collector lets the heap grow to twice what is live.
 type stateIndex struct {
-	people []stateEntry // sorted by id
-	byID   buckets
-	emails []uint64 // e-mail hashes of active people, sorted
-	byMail buckets
-	ids    []byte // every externalId, in scan order, back to back
-	active int    // active people
+	people     []stateEntry // sorted by id
+	byID       buckets
+	emails     []uint64 // e-mail hashes of active people, sorted
+	emailOwner []uint32 // the entry in people of each of emails
+	byMail     buckets
+	ids        []byte // every externalId, in scan order, back to back
+	active     int    // active people
 
 	// from tells where the index came from: stateFromSnapshot or
 	// stateFromScan.
@@ -46,7 +47,10 @@ const (
 	stateFromScan     = "scan"     // a scan of every person
 )
 
-// stateEntry is one person of state.
+// stateEntry is one person of state. The fields up to flags are the
+// state's, fixed once the index is built (readers of the export look them
+// up from several goroutines); the others are the marks of one plan, set
+// by the goroutine that sorts the rows in order.
 type stateEntry struct {
 	id          uint64 // hash of the externalId
 	fingerprint uint64
@@ -54,13 +58,17 @@ type stateEntry struct {
 	idStart     uint32 // where the externalId starts in stateIndex.ids
 	idLen       uint16 // its length in bytes
 	flags       uint8
+
+	seen     bool   // a row of the export is this person
+	idLine   uint32 // the line of the first row with this externalId
+	mailLine uint32 // the line of the first row with this person's e-mail (active people)
 }
 
 // Flags of a stateEntry.
 const (
-	flagDeparted uint8 = 1 << iota // departed_at is set
-	flagCreated                    // the platform confirmed the creation
-	flagSeen                       // the export lists the person
+	flagDeparted    uint8 = 1 << iota // departed_at is set
+	flagCreated                       // the platform confirmed the creation
+	flagSharedEmail                   // another active person has the same e-mail hash (not stored)
 )
 
 func (e *stateEntry) has(f uint8) bool { return e.flags&f != 0 }
@@ -180,10 +188,7 @@ func loadSnapshot(ctx context.Context, st *store.Store, tenant string) (*stateIn
 // indexes them.
 func scanState(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
 	s := &stateIndex{from: stateFromScan}
-	var (
-		people chunked[stateEntry]
-		emails chunked[uint64]
-	)
+	var people chunked[stateEntry]
 	version, err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
 		if len(s.ids)+len(k.ExternalID) > math.MaxUint32 || len(k.ExternalID) > math.MaxUint16 {
 			return errStateTooLarge
@@ -199,7 +204,6 @@ func scanState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 			e.flags |= flagDeparted
 		} else {
 			s.active++
-			emails.add(e.email)
 		}
 		if k.Created {
 			e.flags |= flagCreated
@@ -212,12 +216,45 @@ func scanState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	s.version = version
-	s.people, s.emails = people.flat(), emails.flat()
+	s.people = people.flat()
 	slices.SortFunc(s.people, func(a, b stateEntry) int { return cmp.Compare(a.id, b.id) })
-	slices.Sort(s.emails)
+	s.emails, s.emailOwner = activeEmails(s.people)
+	s.index()
+	return s, nil
+}
+
+// activeEmails lists the e-mail hashes of the active people, sorted, with
+// the entry each belongs to.
+func activeEmails(people []stateEntry) (emails []uint64, owners []uint32) {
+	type owned struct {
+		email uint64
+		owner uint32
+	}
+	all := make([]owned, 0, len(people))
+	for i := range people {
+		if !people[i].has(flagDeparted) {
+			all = append(all, owned{people[i].email, uint32(i)}) //nolint:gosec // people fit in 32 bits
+		}
+	}
+	slices.SortFunc(all, func(a, b owned) int { return cmp.Compare(a.email, b.email) })
+	emails, owners = make([]uint64, len(all)), make([]uint32, len(all))
+	for i, o := range all {
+		emails[i], owners[i] = o.email, o.owner
+	}
+	return emails, owners
+}
+
+// index builds the lookup tables of a filled index and marks the people
+// whose e-mail hash another active person has too.
+func (s *stateIndex) index() {
 	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
 	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
-	return s, nil
+	for i := 1; i < len(s.emails); i++ {
+		if s.emails[i] == s.emails[i-1] {
+			s.people[s.emailOwner[i]].flags |= flagSharedEmail
+			s.people[s.emailOwner[i-1]].flags |= flagSharedEmail
+		}
+	}
 }
 
 // lookup returns the person whose externalId hashes to id, or nil.
@@ -262,7 +299,7 @@ func (s *stateIndex) externalID(e *stateEntry) string {
 func (s *stateIndex) departed() []string {
 	var out []string
 	for i := range s.people {
-		if e := &s.people[i]; e.flags&(flagSeen|flagDeparted) == 0 {
+		if e := &s.people[i]; !e.seen && !e.has(flagDeparted) {
 			out = append(out, s.externalID(e))
 		}
 	}

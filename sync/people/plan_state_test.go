@@ -143,7 +143,7 @@ func TestLoadState(t *testing.T) {
 				t.Fatalf("%s not found", r.ExternalID)
 			}
 			if e.fingerprint != uint64(r.Fingerprint) || e.email != hashString(r.Email) || //nolint:gosec // bits kept
-				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || e.has(flagSeen) {
+				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || e.seen {
 				t.Fatalf("%s: entry %+v does not match row %d", r.ExternalID, *e, i)
 			}
 			if got := s.externalID(e); got != r.ExternalID {
@@ -164,7 +164,7 @@ func TestLoadState(t *testing.T) {
 			switch {
 			case i%10 == 0: // departed already
 			case i%3 == 0:
-				s.lookup(hashString(r.ExternalID)).flags |= flagSeen
+				s.lookup(hashString(r.ExternalID)).seen = true
 			default:
 				want = append(want, r.ExternalID)
 			}

@@ -23,7 +23,8 @@ import (
 //	         email (u64), idStart (u32), idLen (u16), flags (u8; flagSeen
 //	         never set)
 //	ids      the externalIds, back to back, as stateIndex.ids holds them
-//	emails   emails x u64, sorted: the e-mail hashes of the active people
+//	emails   emails x 12 bytes, sorted by hash: the e-mail hash (u64) of
+//	         each active person, and that person's entry (u32)
 //	checksum xxhash of every byte before it (u64)
 //
 // The header has a checksum of its own so that the counts can be trusted to
@@ -37,13 +38,14 @@ const snapshotMagic = "hrsyncSI"
 
 // snapshotFormat is the format number this code writes and reads; a
 // snapshot of another format is not used (and is rewritten by the next run).
-const snapshotFormat = 1
+const snapshotFormat = 2
 
 // Sizes in the format, in bytes.
 const (
 	snapHeaderLen = 56
 	snapEntryLen  = 31
 	snapHashLen   = 8
+	snapEmailLen  = 12
 )
 
 // snapshotPartSize is the size of a snapshot's parts: small enough that
@@ -87,7 +89,7 @@ func (s *stateIndex) snapshotParts(partSize int) iter.Seq[[]byte] {
 			le.PutUint64(rec[16:], e.email)
 			le.PutUint32(rec[24:], e.idStart)
 			le.PutUint16(rec[28:], e.idLen)
-			rec[30] = e.flags &^ flagSeen
+			rec[30] = e.flags & (flagDeparted | flagCreated)
 			if !w.write(rec[:]) {
 				return
 			}
@@ -95,13 +97,15 @@ func (s *stateIndex) snapshotParts(partSize int) iter.Seq[[]byte] {
 		if !w.write(s.ids) {
 			return
 		}
-		var h [snapHashLen]byte
-		for _, m := range s.emails {
-			le.PutUint64(h[:], m)
-			if !w.write(h[:]) {
+		var m [snapEmailLen]byte
+		for i, email := range s.emails {
+			le.PutUint64(m[:], email)
+			le.PutUint32(m[8:], s.emailOwner[i])
+			if !w.write(m[:]) {
 				return
 			}
 		}
+		var h [snapHashLen]byte
 		le.PutUint64(h[:], w.sum())
 		if w.write(h[:]) {
 			w.flush()
@@ -188,6 +192,8 @@ func (d *snapshotDecoder) recLen() int {
 		return snapHeaderLen
 	case secEntries:
 		return snapEntryLen
+	case secEmails:
+		return snapEmailLen
 	default:
 		return snapHashLen
 	}
@@ -308,19 +314,23 @@ func (d *snapshotDecoder) records(b []byte) error {
 	case secEmails:
 		s := d.s
 		first := len(s.emails)
-		k := len(b) / snapHashLen
-		s.emails = s.emails[:first+k]
-		out := s.emails[first:]
+		k := len(b) / snapEmailLen
+		s.emails, s.emailOwner = s.emails[:first+k], s.emailOwner[:first+k]
+		out, owners := s.emails[first:], s.emailOwner[first:]
 		var prev uint64
 		if first > 0 {
 			prev = s.emails[first-1]
 		}
 		for j := range out {
-			m := le.Uint64(b[j*snapHashLen : (j+1)*snapHashLen])
+			r := b[j*snapEmailLen : (j+1)*snapEmailLen : (j+1)*snapEmailLen]
+			m, owner := le.Uint64(r[0:8]), le.Uint32(r[8:12])
 			if m < prev {
 				return badSnapshot("e-mail %d: out of order", first+j)
 			}
-			prev, out[j] = m, m
+			if int(owner) >= len(s.people) || s.people[owner].email != m || s.people[owner].has(flagDeparted) {
+				return badSnapshot("e-mail %d: not the e-mail of an active person", first+j)
+			}
+			prev, out[j], owners[j] = m, m, owner
 		}
 		d.n += k
 	case secChecksum:
@@ -350,6 +360,7 @@ func (d *snapshotDecoder) header(b []byte) error {
 	}
 	d.s.people = make([]stateEntry, 0, d.people)
 	d.s.emails = make([]uint64, 0, d.emails)
+	d.s.emailOwner = make([]uint32, 0, d.emails)
 	d.s.ids = make([]byte, 0, d.idBytes)
 	d.s.active = int(active) //nolint:gosec // at most maxSnapshotPeople
 	return nil
@@ -368,8 +379,7 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 	if d.active != s.active {
 		return nil, badSnapshot("%d active entries, header says %d", d.active, s.active)
 	}
-	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
-	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+	s.index()
 	d.s = nil
 	return s, nil
 }
