@@ -230,6 +230,12 @@ func (b *Batch) check(v *Validator, keys Keys) {
 			continue
 		}
 		b.people[i], b.rejs[i] = v.Check(&b.Rows[i])
+	}
+	// The keys are located in a loop of their own: lookups in a large
+	// index miss the processor's caches, and misses of a short loop's
+	// iterations overlap, where each row's other checks would keep them
+	// apart.
+	for i := range b.people {
 		if p := &b.people[i]; p.ExternalID != "" || p.Email != "" {
 			b.locs[i] = keys.Locate(p)
 		}
