@@ -359,6 +359,9 @@ func checkID(s string) (string, string) {
 
 // looksScientific matches d[.ddd]E[+-]dd.
 func looksScientific(s string) bool {
+	if s == "" || s[0] < '0' || s[0] > '9' { // it starts with a digit
+		return false
+	}
 	e := strings.IndexAny(s, "eE")
 	if e < 1 { // no exponent, or no digit before it
 		return false
