@@ -131,3 +131,14 @@ func FuzzLooksScientific(f *testing.F) {
 		}
 	})
 }
+
+func FuzzIsBlank(f *testing.F) {
+	for _, s := range []string{"", " ", "\t\n\r\v\f ", " x", "\u00a0", " \u2003 ", "\u0085", "a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isBlank(s), strings.TrimSpace(s) == ""; got != want {
+			t.Fatalf("isBlank(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

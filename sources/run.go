@@ -251,9 +251,9 @@ func (m *merger) batch(b *Batch) error {
 			continue
 		}
 		m.st.Rows++
-		p, rej := b.people[i], b.rejs[i]
+		p, rej := &b.people[i], b.rejs[i]
 		if p.ExternalID != "" || p.Email != "" {
-			idFirst, emailFirst := m.keys.First(&p, b.locs[i], r.Line)
+			idFirst, emailFirst := m.keys.First(p, b.locs[i], r.Line)
 			if idFirst != 0 {
 				rej = m.later(rej, ExternalID, idFirst, r.Line)
 			}
@@ -264,7 +264,7 @@ func (m *merger) batch(b *Batch) error {
 		if len(rej) == 0 {
 			m.st.Accepted++
 			m.markAccepted(r.Line)
-			if err := m.h.Accept(p); err != nil {
+			if err := m.h.Accept(*p); err != nil {
 				return fmt.Errorf("accept: %w", err)
 			}
 			continue

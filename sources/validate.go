@@ -129,6 +129,21 @@ func (v *Validator) Column(f Field) string { return v.columns[f] }
 // Source returns the source name used in rejections.
 func (v *Validator) Source() string { return v.source }
 
+// isBlank tells whether s is empty once trimmed, as strings.TrimSpace would
+// trim it; it returns at the first byte that is not an ASCII space.
+func isBlank(s string) bool {
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+		case c < utf8.RuneSelf:
+			return false
+		default:
+			return strings.TrimSpace(s[i:]) == ""
+		}
+	}
+	return true
+}
+
 // NormalizeID trims an externalId. IDs are text: leading zeros stay.
 func NormalizeID(s string) string { return strings.TrimSpace(s) }
 
@@ -159,7 +174,7 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 		if v.columns[f] == "" {
 			continue
 		}
-		if v.required[f] && strings.TrimSpace(r.Text[f]) == "" && r.Date[f].IsZero() {
+		if v.required[f] && isBlank(r.Text[f]) && r.Date[f].IsZero() {
 			add(f, "required value is empty")
 			continue
 		}

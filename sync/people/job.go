@@ -453,7 +453,7 @@ func toRows(people []model.Person) []store.PersonRow {
 			Department:  p.Department,
 			Location:    p.Location,
 			StartDate:   p.StartDate,
-			Fingerprint: int64(hashes(p).Fields), //nolint:gosec // the store keeps the uint64's bits in an int64
+			Fingerprint: int64(hashes(&p).Fields), //nolint:gosec // the store keeps the uint64's bits in an int64
 		})
 	}
 	return rows

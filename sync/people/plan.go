@@ -117,7 +117,7 @@ func Fingerprint(p model.Person) uint64 { return sources.Fingerprint(p) }
 
 // hashes returns the person's key and field hashes, computing what the
 // reader did not (a person built by other means than a source).
-func hashes(p model.Person) model.Hashes {
+func hashes(p *model.Person) model.Hashes {
 	h := p.Hash
 	if h.ID == 0 {
 		h.ID = sources.KeyHash(p.ExternalID)
@@ -126,7 +126,7 @@ func hashes(p model.Person) model.Hashes {
 		h.Email = sources.KeyHash(p.Email)
 	}
 	if h.Fields == 0 {
-		h.Fields = sources.Fingerprint(p)
+		h.Fields = sources.Fingerprint(*p)
 	}
 	return h
 }
@@ -165,7 +165,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	stats, err := export.Read(ctx, sources.Handler{
 		Keys: keys,
 		Accept: func(p model.Person) error {
-			h := hashes(p)
+			h := hashes(&p)
 			// The fingerprint hashes the externalId too: equal hashes
 			// confirm the entry (findHash). Any other row is sorted
 			// after the read, with the externalId compared.
@@ -246,7 +246,7 @@ func (s *stateIndex) find(id uint64, externalID string) int {
 // diffRow sorts one accepted row of the export into the plan.
 func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
 	blocked map[string]bool, p model.Person) error {
-	h := hashes(p)
+	h := hashes(&p)
 	id := h.ID
 	var k *stateEntry
 	if i := state.find(id, p.ExternalID); i >= 0 {
