@@ -30,7 +30,7 @@ func (l *People) Len() int { return len(l.at) }
 
 // Add appends p.
 func (l *People) Add(p model.Person) {
-	var buf [64]byte
+	var buf [512]byte // most records fit: no garbage per person
 	rec := appendPerson(buf[:0], p)
 	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
 		l.slabs = append(l.slabs, make([]byte, 0, max(slabSize, len(rec))))
@@ -43,7 +43,7 @@ func (l *People) Add(p model.Person) {
 // At returns the i-th person.
 func (l *People) At(i int) model.Person {
 	a := l.at[i]
-	p, err := decodePerson(l.slabs[a>>32][a&math.MaxUint32:])
+	p, _, err := decodePerson(l.slabs[a>>32][a&math.MaxUint32:])
 	if err != nil {
 		panic("people list: " + err.Error()) // written by Add: cannot happen
 	}
@@ -70,15 +70,36 @@ func (l *People) Slice(start, end int) []model.Person {
 	return out
 }
 
-// Filter keeps the people keep says yes to, in order.
+// Filter keeps the people keep says yes to, in order. It moves the kept
+// records down in place, so it needs no second copy of the list: a record
+// is never written past the place it is read from.
 func (l *People) Filter(keep func(model.Person) bool) {
-	var kept People
-	for _, p := range l.All() {
-		if keep(p) {
-			kept.Add(p)
+	kept, ws, wo := 0, 0, 0 // records kept, and where the next one goes
+	for _, a := range l.at {
+		slab, off := int(a>>32), int(a&math.MaxUint32)
+		p, n, err := decodePerson(l.slabs[slab][off:])
+		if err != nil {
+			panic("people list: " + err.Error()) // written by Add: cannot happen
 		}
+		if !keep(p) {
+			continue
+		}
+		for wo+n > cap(l.slabs[ws]) {
+			ws, wo = ws+1, 0 // never past the slab read from, which holds n bytes
+		}
+		dst := l.slabs[ws][:max(len(l.slabs[ws]), wo+n)]
+		copy(dst[wo:wo+n], l.slabs[slab][off:off+n])
+		l.slabs[ws] = dst
+		l.at[kept] = uint64(ws)<<32 | uint64(wo) //nolint:gosec // offsets are below a slab's size
+		kept, wo = kept+1, wo+n
 	}
-	*l = kept
+	if kept == 0 {
+		*l = People{}
+		return
+	}
+	l.slabs[ws] = l.slabs[ws][:wo]
+	clear(l.slabs[ws+1:])
+	l.slabs, l.at = l.slabs[:ws+1], l.at[:kept]
 }
 
 // Person record flags.
@@ -127,17 +148,19 @@ func days(t time.Time) int64 { return t.Unix() / 86400 }
 
 var errShort = errors.New("record cut short")
 
-// decodePerson decodes the record at the start of b.
-func decodePerson(b []byte) (model.Person, error) {
+// decodePerson decodes the record at the start of b and says how many
+// bytes it took.
+func decodePerson(b []byte) (model.Person, int, error) {
 	var p model.Person
+	whole := len(b)
 	if len(b) < 1 {
-		return p, errShort
+		return p, 0, errShort
 	}
 	flags := b[0]
 	b = b[1:]
 	line, n := binary.Uvarint(b)
 	if n <= 0 || len(b) < n+24 {
-		return p, errShort
+		return p, 0, errShort
 	}
 	p.Line = int(line) //nolint:gosec // written from an int
 	b = b[n:]
@@ -150,7 +173,7 @@ func decodePerson(b []byte) (model.Person, error) {
 	for _, s := range [...]*string{&p.ExternalID, &p.Email, &p.FirstName, &p.LastName, &p.Department, &p.Location} {
 		l, n := binary.Uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
-			return p, errShort
+			return p, 0, errShort
 		}
 		*s = string(b[n : n+int(l)]) //nolint:gosec // bounded by len(b)
 		b = b[n+int(l):]             //nolint:gosec // bounded by len(b)
@@ -164,17 +187,18 @@ func decodePerson(b []byte) (model.Person, error) {
 		}
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return p, errShort
+			return p, 0, errShort
 		}
 		*d.t = time.Unix(v*86400, 0).UTC()
 		b = b[n:]
 	}
 	if flags&hasBalance != 0 {
 		if len(b) < 8 {
-			return p, errShort
+			return p, 0, errShort
 		}
 		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
 		p.AddBalance = &v
+		b = b[8:]
 	}
-	return p, nil
+	return p, whole - len(b), nil
 }

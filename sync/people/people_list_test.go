@@ -3,6 +3,7 @@ package people
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,41 @@ func BenchmarkPeopleList(b *testing.B) {
 			if q.ExternalID == "" {
 				b.Fatal(fmt.Sprint(q))
 			}
+		}
+	}
+}
+
+func TestPeopleListFilterInPlace(t *testing.T) {
+	person := func(i int) model.Person {
+		p := model.Person{ExternalID: fmt.Sprintf("E%d", i), Email: fmt.Sprintf("p%d@x.io", i), Line: i + 2}
+		switch i % 97 {
+		case 0: // now and then a record larger than a slab
+			p.Department = strings.Repeat("d", slabSize+i%13)
+		case 1:
+			p.Location = strings.Repeat("l", 3000)
+		}
+		return p
+	}
+	for _, keepEvery := range []int{1, 2, 3, 7, 1000, 1 << 30} {
+		var l People
+		const n = 30000
+		for i := range n {
+			l.Add(person(i))
+		}
+		l.Filter(func(p model.Person) bool { return (p.Line-2)%keepEvery == 0 })
+		want := 0
+		for i := 0; i < n; i += keepEvery {
+			if got := l.At(want); !reflect.DeepEqual(got, person(i)) {
+				t.Fatalf("keep every %d: person %d is %.40q, want %.40q", keepEvery, want, got.ExternalID, person(i).ExternalID)
+			}
+			want++
+		}
+		if l.Len() != want {
+			t.Fatalf("keep every %d: %d kept, want %d", keepEvery, l.Len(), want)
+		}
+		l.Add(person(5)) // the list goes on after a filter
+		if got := l.At(l.Len() - 1); !reflect.DeepEqual(got, person(5)) {
+			t.Fatalf("keep every %d: added after the filter: %q", keepEvery, got.ExternalID)
 		}
 	}
 }

@@ -203,15 +203,23 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		}
 	}
 	plan.Stats = stats
+	// The rows to create stay where they are in pending, which becomes
+	// plan.Create (moved down in place: a first import lists everyone
+	// here, and need not hold them twice).
 	newIDs := map[uint64]struct{}{}
-	for _, p := range pending.All() {
-		if retracted[p.Line] {
-			continue
+	var diffErr error
+	pending.Filter(func(p model.Person) bool {
+		if diffErr != nil || retracted[p.Line] {
+			return false
 		}
-		if err := j.diffRow(ctx, plan, state, newIDs, blocked, p); err != nil {
-			return nil, err
-		}
+		create, err := j.diffRow(ctx, plan, state, newIDs, blocked, p)
+		diffErr = err
+		return create && err == nil
+	})
+	if diffErr != nil {
+		return nil, diffErr
 	}
+	plan.Create = pending
 	plan.ActiveBefore = state.active
 	plan.StateFrom = state.from
 	plan.Departed = state.departed()
@@ -243,9 +251,10 @@ func (s *stateIndex) find(id uint64, externalID string) int {
 	return -1
 }
 
-// diffRow sorts one accepted row of the export into the plan.
+// diffRow sorts one accepted row of the export into the plan; create says
+// it is one to create, which the caller adds to plan.Create.
 func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
-	blocked map[string]bool, p model.Person) error {
+	blocked map[string]bool, p model.Person) (create bool, err error) {
 	h := hashes(&p)
 	id := h.ID
 	var k *stateEntry
@@ -259,23 +268,22 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 				Reason: "e-mail already belongs to another person in hrsync's state; an e-mail change must keep the externalId",
 			})
 			plan.Stats.Rejected++
-			return nil
+			return false, nil
 		}
 		if _, twice := newIDs[id]; twice {
-			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
+			return false, fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
 		}
 		newIDs[id] = struct{}{}
-		plan.Create.Add(p)
-		return nil
+		return true, nil
 	}
 	if k.seen {
-		return fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
+		return false, fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
 	}
 	k.seen = true
 	if !k.has(flagCreated) && blocked[p.ExternalID] {
 		plan.Held = append(plan.Held, p.ExternalID)
 		plan.heldRows.Add(p)
-		return nil
+		return false, nil
 	}
 	if !k.has(flagCreated) {
 		// Not confirmed by a platform answer; but an operator may have
@@ -283,15 +291,14 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		// again, and the person is known like any other.
 		settled, err := j.grantSettled(ctx, p.ExternalID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !settled {
-			plan.Create.Add(p)
 			if plan.resends == nil {
 				plan.resends = map[string]bool{}
 			}
 			plan.resends[p.ExternalID] = true
-			return nil
+			return true, nil
 		}
 	}
 	switch {
@@ -304,7 +311,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 	default:
 		plan.Unchanged++
 	}
-	return nil
+	return false, nil
 }
 
 // blockedPeople lists the people whose grants wait for an operator.
