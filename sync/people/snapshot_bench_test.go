@@ -165,13 +165,13 @@ func syntheticIndex(n int) *stateIndex {
 		if i%10 == 0 {
 			e.flags |= flagDeparted
 		} else {
-			s.emails = append(s.emails, e.email)
 			s.active++
 		}
 		s.ids = append(s.ids, id...)
 		s.people[i] = e
 	}
 	slices.SortFunc(s.people, func(a, b stateEntry) int { return cmp.Compare(a.id, b.id) })
-	slices.Sort(s.emails)
+	s.emails, s.emailOwner = activeEmails(s.people)
+	s.index()
 	return s
 }
