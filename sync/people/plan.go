@@ -237,30 +237,13 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	return plan, nil
 }
 
-// find returns the index in s.people of the person with the externalId
-// (hashed to id), or -1. The externalId itself is compared, so that two
-// people whose ids share a hash are never taken for one.
-func (s *stateIndex) find(id uint64, externalID string) int {
-	lo, hi := s.byID.span(id)
-	for i := lo; i < hi; i++ {
-		// string(bytes) == string compares without a copy.
-		if e := &s.people[i]; e.id == id && string(s.ids[e.idStart:e.idStart+uint32(e.idLen)]) == externalID {
-			return i
-		}
-	}
-	return -1
-}
-
 // diffRow sorts one accepted row of the export into the plan; create says
 // it is one to create, which the caller adds to plan.Create.
 func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
 	blocked map[string]bool, p model.Person) (create bool, err error) {
 	h := hashes(&p)
 	id := h.ID
-	var k *stateEntry
-	if i := state.find(id, p.ExternalID); i >= 0 {
-		k = &state.people[i]
-	}
+	k := state.lookupKey(id, p.ExternalID)
 	if k == nil {
 		if state.emailTaken(h.Email) {
 			plan.Rejections = append(plan.Rejections, model.Rejection{

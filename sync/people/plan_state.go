@@ -257,17 +257,6 @@ func (s *stateIndex) index() {
 	}
 }
 
-// lookup returns the person whose externalId hashes to id, or nil.
-func (s *stateIndex) lookup(id uint64) *stateEntry {
-	lo, hi := s.byID.span(id)
-	for i := lo; i < hi; i++ {
-		if s.people[i].id == id {
-			return &s.people[i]
-		}
-	}
-	return nil
-}
-
 // lookupKey returns the person whose externalId is externalID (id is its
 // hash), or nil. Unlike lookup it compares the externalId itself, so that
 // two people whose externalIds share a 64-bit hash are never taken for
@@ -284,10 +273,7 @@ func (s *stateIndex) lookupKey(id uint64, externalID string) *stateEntry {
 
 // emailTaken tells whether an active person of state has the e-mail that
 // hashes to email.
-func (s *stateIndex) emailTaken(email uint64) bool {
-	lo, hi := s.byMail.span(email)
-	return slices.Contains(s.emails[lo:hi], email)
-}
+func (s *stateIndex) emailTaken(email uint64) bool { return s.emailAt(email) >= 0 }
 
 // externalID returns the externalId of e.
 func (s *stateIndex) externalID(e *stateEntry) string {

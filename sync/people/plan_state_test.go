@@ -195,3 +195,11 @@ func TestLoadState(t *testing.T) {
 		}
 	})
 }
+
+// lookup returns the person whose externalId hashes to id, or nil.
+func (s *stateIndex) lookup(id uint64) *stateEntry {
+	if i := s.findHash(id); i >= 0 {
+		return &s.people[i]
+	}
+	return nil
+}
