@@ -29,13 +29,37 @@ func TestAppendDateMatchesFormat(t *testing.T) {
 }
 
 func TestFingerprintIsStable(t *testing.T) {
-	// State keeps fingerprints: a change of this value marks everyone as
-	// changed after an upgrade. It must never move. (Computed with the
-	// first release's code, which formatted the dates with time.AppendFormat.)
-	bal := 5.0
-	p := model.Person{ExternalID: "E01", Email: "a@x.io", FirstName: "Åsa", LastName: "B", Department: "D", Location: "L",
-		StartDate: time.Date(2020, 1, 2, 0, 0, 0, 0, time.UTC), BirthDate: time.Date(1980, 3, 4, 0, 0, 0, 0, time.UTC), AddBalance: &bal}
-	if got := Fingerprint(p); got != 0xf4df0eb73be81e1e { // the value of hrsync's first release
-		t.Errorf("Fingerprint = %#x", got)
+	// Fingerprints are stored in state: a change of the function would
+	// make every person look changed. These values come from the first
+	// implementation (xxhash.Digest fed field by field, dates formatted
+	// with time.AppendFormat).
+	full := model.Person{ExternalID: "E001", Email: "ana@example.com", FirstName: "Ana", LastName: "Lima",
+		Department: "Ops", Location: "Montréal",
+		StartDate: time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC), BirthDate: time.Date(1990, 12, 31, 0, 0, 0, 0, time.UTC)}
+	noBirth := full
+	noBirth.BirthDate = time.Time{}
+	for _, tt := range []struct {
+		name string
+		p    model.Person
+		want uint64
+	}{
+		{"every field", full, 0x8e7f0d8985e001b8},
+		{"keys only", model.Person{ExternalID: "0042", Email: "bo@example.com"}, 0x9e5fd1ec1c782758},
+		{"no birth date", noBirth, 0xf969a7508d1e9d98},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Fingerprint(tt.p); got != tt.want {
+				t.Fatalf("Fingerprint = %#x, want %#x", got, tt.want)
+			}
+		})
 	}
+	t.Run("line and balance take no part", func(t *testing.T) {
+		other := full
+		other.Line = 99
+		b := 12.5
+		other.AddBalance = &b
+		if Fingerprint(other) != Fingerprint(full) {
+			t.Fatal("fingerprint moved with the line or the balance")
+		}
+	})
 }

@@ -55,6 +55,9 @@ type Plan struct {
 	changedRows  People
 	returnedRows People
 	heldRows     People
+	// snapshotErr says why a stored snapshot could not be used, when one
+	// could not and the state was scanned.
+	snapshotErr error
 	// resends names the people of Create that state already knows: their
 	// creation was certainly not applied, or an operator released it.
 	resends map[string]bool
@@ -111,10 +114,6 @@ func (p *Plan) Summary() map[string]int {
 	}
 }
 
-// Fingerprint is the hash of a person's normalized fields, as state keeps
-// it; see sources.Fingerprint.
-func Fingerprint(p model.Person) uint64 { return sources.Fingerprint(p) }
-
 // hashes returns the person's key and field hashes, computing what the
 // reader did not (a person built by other means than a source).
 func hashes(p *model.Person) model.Hashes {
@@ -150,9 +149,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	load := loadStateAsync(ctx, j.store, tenant)
-	defer load.stop()
-	state, err := load.wait(ctx)
+	state, err := loadState(ctx, j.store, tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +218,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	}
 	plan.Create = pending
 	plan.ActiveBefore = state.active
-	plan.StateFrom = state.from
+	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
 	plan.Departed = state.departed()
 
 	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
@@ -404,6 +401,3 @@ func (s Safeguards) check(p *Plan) []Trip {
 	}
 	return trips
 }
-
-// hashString is the hash state keeps of an externalId or e-mail.
-func hashString(s string) uint64 { return sources.KeyHash(s) }

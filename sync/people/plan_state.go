@@ -127,7 +127,6 @@ func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 		}
 		s.snapshotErr = snapErr
 	}
-	noteStateLoad(ctx, s)
 	return s, nil
 }
 
@@ -319,40 +318,4 @@ func newBuckets(n int, key func(int) uint64) buckets {
 func (b buckets) span(h uint64) (lo, hi int) {
 	k := h >> b.shift
 	return int(b.starts[k]), int(b.starts[k+1])
-}
-
-// stateLoad reads the state in a goroutine of its own, so that the read
-// overlaps the export's first pass.
-type stateLoad struct {
-	done   chan struct{}
-	cancel context.CancelFunc
-	state  *stateIndex
-	err    error
-}
-
-// loadStateAsync starts loadState; wait gives its result, stop ends it.
-func loadStateAsync(ctx context.Context, st *store.Store, tenant string) *stateLoad {
-	ctx, cancel := context.WithCancel(ctx)
-	l := &stateLoad{done: make(chan struct{}), cancel: cancel}
-	go func() {
-		defer close(l.done)
-		l.state, l.err = loadState(ctx, st, tenant)
-	}()
-	return l
-}
-
-// wait blocks until the state is read, or ctx is done.
-func (l *stateLoad) wait(ctx context.Context) (*stateIndex, error) {
-	select {
-	case <-l.done:
-		return l.state, l.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("read state: %w", ctx.Err())
-	}
-}
-
-// stop cancels the read if it still runs and waits for its end.
-func (l *stateLoad) stop() {
-	l.cancel()
-	<-l.done
 }

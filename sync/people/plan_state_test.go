@@ -9,44 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/store"
 )
-
-func TestFingerprintIsStable(t *testing.T) {
-	// Fingerprints are stored in state: a change of the function would
-	// make every person look changed. These values come from the first
-	// implementation.
-	full := model.Person{ExternalID: "E001", Email: "ana@example.com", FirstName: "Ana", LastName: "Lima",
-		Department: "Ops", Location: "Montréal",
-		StartDate: time.Date(2024, 3, 4, 0, 0, 0, 0, time.UTC), BirthDate: time.Date(1990, 12, 31, 0, 0, 0, 0, time.UTC)}
-	noBirth := full
-	noBirth.BirthDate = time.Time{}
-	for _, tt := range []struct {
-		name string
-		p    model.Person
-		want uint64
-	}{
-		{"every field", full, 0x8e7f0d8985e001b8},
-		{"keys only", model.Person{ExternalID: "0042", Email: "bo@example.com"}, 0x9e5fd1ec1c782758},
-		{"no birth date", noBirth, 0xf969a7508d1e9d98},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Fingerprint(tt.p); got != tt.want {
-				t.Fatalf("Fingerprint = %#x, want %#x", got, tt.want)
-			}
-		})
-	}
-	t.Run("line and balance take no part", func(t *testing.T) {
-		other := full
-		other.Line = 99
-		b := 12.5
-		other.AddBalance = &b
-		if Fingerprint(other) != Fingerprint(full) {
-			t.Fatal("fingerprint moved with the line or the balance")
-		}
-	})
-}
 
 func TestBuckets(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 1000, 4097} {
@@ -138,22 +103,22 @@ func TestLoadState(t *testing.T) {
 			t.Fatalf("%d people, %d active; want %d, %d", len(s.people), s.active, n, n-len(gone))
 		}
 		for i, r := range rows {
-			e := s.lookup(hashString(r.ExternalID))
+			e := s.lookup(sources.KeyHash(r.ExternalID))
 			if e == nil {
 				t.Fatalf("%s not found", r.ExternalID)
 			}
-			if e.fingerprint != uint64(r.Fingerprint) || e.email != hashString(r.Email) || //nolint:gosec // bits kept
+			if e.fingerprint != uint64(r.Fingerprint) || e.email != sources.KeyHash(r.Email) || //nolint:gosec // bits kept
 				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || e.seen {
 				t.Fatalf("%s: entry %+v does not match row %d", r.ExternalID, *e, i)
 			}
 			if got := s.externalID(e); got != r.ExternalID {
 				t.Fatalf("externalID = %q, want %q", got, r.ExternalID)
 			}
-			if s.emailTaken(hashString(r.Email)) != (i%10 != 0) {
+			if s.emailTaken(sources.KeyHash(r.Email)) != (i%10 != 0) {
 				t.Fatalf("e-mail of %s taken = %v; only active people's e-mails are", r.ExternalID, i%10 == 0)
 			}
 		}
-		if s.lookup(hashString("nobody")) != nil || s.emailTaken(hashString("nobody@example.com")) {
+		if s.lookup(sources.KeyHash("nobody")) != nil || s.emailTaken(sources.KeyHash("nobody@example.com")) {
 			t.Fatal("an unknown key was found")
 		}
 	})
@@ -164,7 +129,7 @@ func TestLoadState(t *testing.T) {
 			switch {
 			case i%10 == 0: // departed already
 			case i%3 == 0:
-				s.lookup(hashString(r.ExternalID)).seen = true
+				s.lookup(sources.KeyHash(r.ExternalID)).seen = true
 			default:
 				want = append(want, r.ExternalID)
 			}
@@ -188,9 +153,7 @@ func TestLoadState(t *testing.T) {
 	t.Run("a cancelled context stops the read", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		l := loadStateAsync(ctx, st, "t")
-		defer l.stop()
-		if _, err := l.wait(t.Context()); err == nil {
+		if _, err := loadState(ctx, st, "t"); err == nil {
 			t.Fatal("read a state with a cancelled context")
 		}
 	})

@@ -101,7 +101,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 
 	// The plans of this run record where their state came from, for the
 	// snapshot's refresh at the end.
-	ctx, loads := withStateLoads(ctx)
+	var loads stateLoads
 	rep := &Report{Tenant: j.opts.Tenant}
 	if n, err := j.store.FailInterrupted(ctx, store.JobPeople, j.opts.Tenant); err != nil {
 		return rep, fmt.Errorf("close interrupted runs: %w", err)
@@ -124,7 +124,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		if ctx.Err() != nil {
 			break
 		}
-		er, err := j.processExport(ctx, export, flags)
+		er, err := j.processExport(ctx, export, flags, &loads)
 		rep.Exports = append(rep.Exports, er)
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -139,11 +139,10 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		firstErr = ctx.Err()
 	}
 	if ctx.Err() == nil {
-		scanned, bad := loads.result()
-		if bad != nil {
-			j.log.Warn("the stored state snapshot could not be used; the plan scanned the state, and the snapshot is rewritten", zap.Error(bad))
+		if loads.bad != nil {
+			j.log.Warn("the stored state snapshot could not be used; the plan scanned the state, and the snapshot is rewritten", zap.Error(loads.bad))
 		}
-		j.refreshSnapshot(ctx, scanned)
+		j.refreshSnapshot(ctx, loads.scanned)
 	}
 	return rep, firstErr
 }
@@ -184,7 +183,7 @@ func (j *Job) refreshSnapshot(ctx context.Context, scanned bool) {
 
 // processExport plans and applies one export and commits its outcome, then
 // archives it.
-func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) (ExportReport, error) {
+func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, loads *stateLoads) (ExportReport, error) {
 	runID := uuid.NewString()
 	log := j.log.With(zap.String("run", runID), zap.String("source", export.Name()))
 	// The API client's lines of this run carry its id too.
@@ -213,6 +212,9 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags) 
 	}
 
 	plan, err := j.BuildPlan(ctx, export)
+	if err == nil {
+		loads.note(plan)
+	}
 	if duplicate {
 		// The same content was processed before. It is not processed
 		// again, except for people of it whose creation still waits (an

@@ -1,13 +1,11 @@
 package people
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
 	"math"
-	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -384,54 +382,22 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 	return s, nil
 }
 
-// decodeSnapshot decodes a whole snapshot given as parts (tests and tools).
-func decodeSnapshot(parts iter.Seq[[]byte]) (*stateIndex, error) {
-	d := newSnapshotDecoder()
-	for p := range parts {
-		if err := d.write(p); err != nil {
-			return nil, err
-		}
-	}
-	return d.finish()
-}
-
 // stateLoads records, for one RunOnce, whether a plan had to scan the
 // state: then the stored snapshot is rewritten at the end of the run even
 // if its version is current (it could not be read).
 type stateLoads struct {
-	mu      sync.Mutex
 	scanned bool
 	// bad is why a stored snapshot could not be used, if one could not.
 	bad error
 }
 
-type stateLoadsKey struct{}
-
-// withStateLoads returns a context whose state loads are recorded in the
-// returned stateLoads.
-func withStateLoads(ctx context.Context) (context.Context, *stateLoads) {
-	l := &stateLoads{}
-	return context.WithValue(ctx, stateLoadsKey{}, l), l
-}
-
-// noteStateLoad records where a loaded state came from, if ctx records it.
-func noteStateLoad(ctx context.Context, s *stateIndex) {
-	l, ok := ctx.Value(stateLoadsKey{}).(*stateLoads)
-	if !ok || s.from != stateFromScan {
+// note records where the state of plan came from.
+func (l *stateLoads) note(plan *Plan) {
+	if plan.StateFrom != stateFromScan {
 		return
 	}
-	l.mu.Lock()
 	l.scanned = true
-	if s.snapshotErr != nil {
-		l.bad = s.snapshotErr
+	if plan.snapshotErr != nil {
+		l.bad = plan.snapshotErr
 	}
-	l.mu.Unlock()
-}
-
-// result tells whether a load recorded so far scanned the state, and why a
-// stored snapshot could not be used, if one could not.
-func (l *stateLoads) result() (scanned bool, bad error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.scanned, l.bad
 }

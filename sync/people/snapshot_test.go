@@ -129,7 +129,7 @@ func seedState(t testing.TB, st *store.Store, tenant string, ps []model.Person) 
 	rows := make([]store.PersonRow, len(ps))
 	for i, p := range ps {
 		rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
-			Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(Fingerprint(p))} //nolint:gosec // bits kept
+			Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(sources.Fingerprint(p))} //nolint:gosec // bits kept
 		if i%7 != 3 {
 			rows[i].CreatedOnPlatformAt = time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
 			rows[i].RemoteID = "r" + p.ExternalID
@@ -483,7 +483,7 @@ func TestLoadStateFromSnapshot(t *testing.T) {
 			if got.from != stateFromScan || got.version == scanned.version || got.snapshotErr != nil {
 				t.Fatalf("from %q at version %d (%v) after a departure", got.from, got.version, got.snapshotErr)
 			}
-			if e := got.lookupKey(hashString(ps[0].ExternalID), ps[0].ExternalID); e == nil || !e.has(flagDeparted) {
+			if e := got.lookupKey(sources.KeyHash(ps[0].ExternalID), ps[0].ExternalID); e == nil || !e.has(flagDeparted) {
 				t.Fatal("the index does not show the departure")
 			}
 		})
@@ -531,7 +531,7 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 		rows := make([]store.PersonRow, len(ps))
 		for i, p := range ps {
 			rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
-				Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(Fingerprint(p)), //nolint:gosec // bits kept
+				Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(sources.Fingerprint(p)), //nolint:gosec // bits kept
 				RemoteID: "r" + p.ExternalID, CreatedOnPlatformAt: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
 		}
 		if err := ts.st.SavePeople(t.Context(), tenant, rows); err != nil {
@@ -605,8 +605,8 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := s.lookupKey(hashString(changed[3].ExternalID), changed[3].ExternalID)
-			if e == nil || e.fingerprint != Fingerprint(changed[3]) {
+			e := s.lookupKey(sources.KeyHash(changed[3].ExternalID), changed[3].ExternalID)
+			if e == nil || e.fingerprint != sources.Fingerprint(changed[3]) {
 				t.Fatal("the refreshed snapshot does not have the change")
 			}
 		})
@@ -627,4 +627,15 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 			valid(t)
 		})
 	})
+}
+
+// decodeSnapshot decodes a whole snapshot given as parts (tests and tools).
+func decodeSnapshot(parts iter.Seq[[]byte]) (*stateIndex, error) {
+	d := newSnapshotDecoder()
+	for p := range parts {
+		if err := d.write(p); err != nil {
+			return nil, err
+		}
+	}
+	return d.finish()
 }

@@ -6,7 +6,7 @@
 //
 // Every value is already in the normal form hrsync's CSV reader produces
 // (trimmed text, lower-case e-mail, dates as UTC midnight), so a person's
-// people.Fingerprint computed here equals the one computed from the file.
+// sources.Fingerprint computed here equals the one computed from the file.
 package gen
 
 import (

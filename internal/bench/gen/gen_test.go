@@ -10,7 +10,6 @@ import (
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
-	"hrsync/sync/people"
 )
 
 // defaultOptions maps every field under its own name, as hrsync's
@@ -40,7 +39,7 @@ func TestPerson(t *testing.T) {
 	t.Run("deterministic", func(t *testing.T) {
 		for _, i := range []int{0, 1, 999, 123456} {
 			a, b := gen.Person(i), gen.Person(i)
-			if people.Fingerprint(a) != people.Fingerprint(b) || a.ExternalID != b.ExternalID {
+			if sources.Fingerprint(a) != sources.Fingerprint(b) || a.ExternalID != b.ExternalID {
 				t.Errorf("person %d differs between two calls", i)
 			}
 		}
@@ -57,7 +56,7 @@ func TestPerson(t *testing.T) {
 	t.Run("change alters the fingerprint only", func(t *testing.T) {
 		p := gen.Person(42)
 		c := gen.Change(p)
-		if people.Fingerprint(p) == people.Fingerprint(c) {
+		if sources.Fingerprint(p) == sources.Fingerprint(c) {
 			t.Error("changed person has the same fingerprint")
 		}
 		if c.ExternalID != p.ExternalID || c.Email != p.Email {
@@ -86,7 +85,7 @@ func TestWriteCSV(t *testing.T) {
 			if p.ExternalID != want.ExternalID {
 				t.Fatalf("row %d: externalId %s, want %s", i, p.ExternalID, want.ExternalID)
 			}
-			if people.Fingerprint(p) != people.Fingerprint(want) {
+			if sources.Fingerprint(p) != sources.Fingerprint(want) {
 				t.Fatalf("row %d (%s): fingerprint of the file differs from the generator's", i, p.ExternalID)
 			}
 			if (p.AddBalance == nil) != (want.AddBalance == nil) || (p.AddBalance != nil && *p.AddBalance != *want.AddBalance) {
@@ -118,7 +117,7 @@ func TestDelta(t *testing.T) {
 	t.Run("next export matches the counts", func(t *testing.T) {
 		prev := map[string]uint64{}
 		for p := range gen.Previous(n) {
-			prev[p.ExternalID] = people.Fingerprint(p)
+			prev[p.ExternalID] = sources.Fingerprint(p)
 		}
 		var got gen.Counts
 		for p := range d.Next(n) {
@@ -127,7 +126,7 @@ func TestDelta(t *testing.T) {
 			switch {
 			case !ok:
 				got.New++
-			case fp != people.Fingerprint(p):
+			case fp != sources.Fingerprint(p):
 				got.Changed++
 			default:
 				got.Unchanged++

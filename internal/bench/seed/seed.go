@@ -13,8 +13,8 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/store"
-	"hrsync/sync/people"
 )
 
 // DefaultBatch is the number of people saved per transaction.
@@ -33,7 +33,7 @@ func Row(p model.Person, at time.Time) store.PersonRow {
 		Location:            p.Location,
 		StartDate:           p.StartDate,
 		RemoteID:            "remote-" + p.ExternalID,
-		Fingerprint:         int64(people.Fingerprint(p)), //nolint:gosec // the store keeps the uint64's bits in an int64
+		Fingerprint:         int64(sources.Fingerprint(p)), //nolint:gosec // the store keeps the uint64's bits in an int64
 		FirstSeenAt:         at,
 		LastSeenAt:          at,
 		CreatedOnPlatformAt: at,

@@ -14,8 +14,8 @@ import (
 
 	"hrsync/internal/bench/gen"
 	"hrsync/internal/bench/seed"
+	"hrsync/sources"
 	"hrsync/store"
-	"hrsync/sync/people"
 )
 
 const pgEnv = "HRSYNC_TEST_POSTGRES_URL"
@@ -86,8 +86,8 @@ func TestSeed(t *testing.T) {
 					if err != nil || !ok {
 						t.Fatalf("person %s: ok=%v err=%v", p.ExternalID, ok, err)
 					}
-					if uint64(r.Fingerprint) != people.Fingerprint(p) { //nolint:gosec // bits
-						t.Errorf("%s: stored fingerprint differs from people.Fingerprint", p.ExternalID)
+					if uint64(r.Fingerprint) != sources.Fingerprint(p) { //nolint:gosec // bits
+						t.Errorf("%s: stored fingerprint differs from sources.Fingerprint", p.ExternalID)
 					}
 					if r.CreatedOnPlatformAt.IsZero() || r.RemoteID == "" || !r.DepartedAt.IsZero() {
 						t.Errorf("%s: not an active person created on the platform: %+v", p.ExternalID, r)
