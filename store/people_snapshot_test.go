@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"database/sql"
 	"errors"
-	"fmt"
 	"iter"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"hrsync/store"
@@ -21,17 +20,7 @@ func rebindFor(name, q string) string {
 	if name != "postgres" {
 		return q
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return sqlx.Rebind(sqlx.DOLLAR, q)
 }
 
 // execRaw runs one statement on the raw handle, as an operator's SQL would.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -94,17 +95,7 @@ func (ts testStore) q(query string) string {
 	if ts.name != "postgres" {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return sqlx.Rebind(sqlx.DOLLAR, query)
 }
 
 // statePeople are n people as an export lists them.
