@@ -48,19 +48,25 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	log, err := newLogger(cfg.Log)
+	log, jsonLogs, err := newLogger(cfg.Log)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	return &app{cfg: cfg, log: log.With(zap.String("version", version))}, nil
+	log = log.With(zap.String("version", version))
+	if jsonLogs {
+		finalLineOf(cmd.Context()).useJSON(log)
+	}
+	return &app{cfg: cfg, log: log}, nil
 }
 
 // newLogger builds a zap logger: JSON by default, readable console lines when
-// stderr is a terminal and the format is auto.
-func newLogger(c config.Log) (*zap.Logger, error) {
+// stderr is a terminal and the format is auto. It says whether the lines are
+// JSON. No line carries a stack trace: errors here are data and operations
+// errors, said in words; a panic's stack is logged by the runner.
+func newLogger(c config.Log) (log *zap.Logger, jsonLines bool, err error) {
 	level, err := zapcore.ParseLevel(c.Level)
 	if err != nil {
-		return nil, fmt.Errorf("log.level: %w", err)
+		return nil, false, fmt.Errorf("log.level: %w", err)
 	}
 	format := c.Format
 	if format == "" || format == "auto" {
@@ -72,15 +78,16 @@ func newLogger(c config.Log) (*zap.Logger, error) {
 	var zc zap.Config
 	if format == "console" {
 		zc = zap.NewDevelopmentConfig()
-		zc.DisableStacktrace = true
 	} else {
 		zc = zap.NewProductionConfig()
 		zc.Sampling = nil
 	}
+	zc.DisableStacktrace = true
 	zc.Level = zap.NewAtomicLevelAt(level)
 	zc.EncoderConfig.TimeKey = "time"
 	zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	return zc.Build()
+	log, err = zc.Build()
+	return log, format != "console", err
 }
 
 // tenants returns the tenants a command acts on: the one --tenant names, or all.
@@ -198,11 +205,13 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 			return out, nil
 		}, nil
 	}
-	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-	}
 	return func(ctx context.Context) ([]people.Export, error) {
+		// The folder is opened at each listing, so that a folder gone or
+		// unreadable fails the run that meets it, with its run record.
+		folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+		if err != nil {
+			return nil, err
+		}
 		ready, err := folder.Ready(ctx)
 		if err != nil {
 			return nil, err

@@ -9,9 +9,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"go.uber.org/zap"
 
+	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
@@ -104,7 +108,8 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 		if opts.out != nil {
 			printReport(opts.out, rep)
 		}
-		res := runner.Result{Outcome: rep.Outcome(), Counts: map[string]int{}, GrantsHeld: &rep.HeldGrants}
+		res := runner.Result{Counts: map[string]int{}, GrantsHeld: &rep.HeldGrants}
+		res.Outcome, res.Cause, res.Next = rep.Summary()
 		for _, e := range rep.Exports {
 			for k, v := range e.Counts {
 				res.Counts[k] += v
@@ -123,7 +128,7 @@ func (a *app) peopleProgress(tenant string) func(done, total int) {
 	if a.progress == nil {
 		return nil
 	}
-	return a.progress.Func("people " + tenant + ": new people sent")
+	return a.progress.Func("people " + tenant + ": new people created")
 }
 
 // stderrIsTerminal tells whether stderr is a terminal.
@@ -154,61 +159,183 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 
 // runCycle runs one cycle of each job for each tenant through the runner,
 // the same code path as the daemon's scheduled callback, prints the
-// reports and returns an error carrying the exit code of the worst outcome:
+// reports, writes the last line (the worst outcome, its cause and the next
+// step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
 func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, flags people.RunFlags) error {
 	tenants, err := a.tenants(cmd)
 	if err != nil {
 		return err
 	}
-	a.progress = runner.NewProgress(cmd.ErrOrStderr(), stderrIsTerminal(), 0)
+	if stderrIsTerminal() {
+		a.progress = runner.NewProgress(cmd.ErrOrStderr(), true, 0)
+	} else {
+		a.progress = runner.NewLogProgress(a.log, 0)
+	}
 	j, err := a.newJobs(ctx, tenants, nil, jobOptions{out: cmd.OutOrStdout(), flags: flags})
 	if err != nil {
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
-	var keys []runner.Key
-	for _, t := range tenants {
-		for _, job := range jobList {
-			k := runner.Key{Job: job, Tenant: t.Name}
-			if _, ok := j.reg.Lookup(k); !ok {
-				if len(jobList) > 1 {
-					continue // run all: the jobs this build has
-				}
-				return withCode(exitUsage, fmt.Errorf("the %s job is not available in this build yet", job))
-			}
-			keys = append(keys, k)
-		}
+	keys, err := cycleKeys(j.reg, tenants, jobList)
+	if err != nil {
+		return err
 	}
-	worst := store.OutcomeOK
-	var firstErr, lockErr error
+	var ends []cycleEnd
 	for _, k := range keys {
 		res, err := j.runner.RunOnce(ctx, k)
-		worst = runner.Worst(worst, res.Outcome)
-		switch {
-		case res.Outcome == store.OutcomeLocked:
-			if lockErr == nil {
-				lockErr = fmt.Errorf("another %s run of tenant %s holds the lock; try again later", k.Job, k.Tenant)
-			}
-		case err != nil && firstErr == nil:
-			firstErr = err
-		}
+		ends = append(ends, cycleEnd{key: k, res: res, err: err})
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	switch {
-	case worst == store.OutcomeFailed || firstErr != nil:
-		if firstErr == nil {
-			firstErr = errors.New("a run failed")
-		}
-		return withCode(exitFailed, firstErr)
-	case worst == store.OutcomeSafeguard:
-		return withCode(exitSafeguard, errors.New("a safeguard stopped the run before any call; see the report, fix the export or rerun with --override-safeguards"))
-	case worst == store.OutcomeLocked:
-		return withCode(exitLockHeld, lockErr)
-	case worst == store.OutcomeAttention:
-		return withCode(exitAttention, errors.New("done, but rows were rejected or grants are held: see the report and 'hrsync grants list'"))
+	outcome, line := lastLine(ends)
+	code := outcomeCode(outcome)
+	finalLineOf(ctx).write(cmd.ErrOrStderr(), code, line, zap.String("outcome", string(outcome)))
+	if code == exitOK {
+		return nil
 	}
-	return nil
+	return withCode(code, errors.New(line))
+}
+
+// cycleKeys lists the cycles a run makes: each job of each tenant, in
+// order; `run all` skips the jobs this build lacks.
+func cycleKeys(reg *runner.Registry, tenants []config.Tenant, jobList []store.Job) ([]runner.Key, error) {
+	var keys []runner.Key
+	for _, t := range tenants {
+		for _, job := range jobList {
+			k := runner.Key{Job: job, Tenant: t.Name}
+			if _, ok := reg.Lookup(k); !ok {
+				if len(jobList) > 1 {
+					continue // run all: the jobs this build has
+				}
+				return nil, withCode(exitUsage, fmt.Errorf("the %s job is not available in this build yet", job))
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}
+
+// cycleEnd is how one cycle of a run ended.
+type cycleEnd struct {
+	key runner.Key
+	res runner.Result
+	err error
+}
+
+// outcomeCode is the exit code of an outcome (README.md, Exit codes).
+func outcomeCode(o store.RunOutcome) int {
+	switch o {
+	case store.OutcomeOK:
+		return exitOK
+	case store.OutcomeAttention:
+		return exitAttention
+	case store.OutcomeSafeguard:
+		return exitSafeguard
+	case store.OutcomeLocked:
+		return exitLockHeld
+	}
+	return exitFailed
+}
+
+// lastLine is the run's worst outcome and its last line: "OUTCOME: JOB
+// TENANT: CAUSE; NEXT STEP", naming the first cycle that ended worst, and how
+// many other cycles did not end ok.
+func lastLine(ends []cycleEnd) (store.RunOutcome, string) {
+	if len(ends) == 0 {
+		return store.OutcomeOK, "ok: nothing to run"
+	}
+	worst := store.OutcomeOK
+	for _, e := range ends {
+		worst = runner.Worst(worst, e.res.Outcome)
+	}
+	var first *cycleEnd
+	others := 0
+	for i := range ends {
+		e := &ends[i]
+		switch {
+		case first == nil && e.res.Outcome == worst:
+			first = e
+		case e.res.Outcome != store.OutcomeOK:
+			others++
+		}
+	}
+	cause, next := describeCycle(first)
+	line := fmt.Sprintf("%s: %s %s: %s", worst, first.key.Job, first.key.Tenant, cause)
+	if next != "" {
+		line += "; " + next
+	}
+	if len(ends) > 1 && worst == store.OutcomeOK {
+		line = fmt.Sprintf("ok: %d cycles done; the last: %s %s: %s", len(ends), first.key.Job, first.key.Tenant, cause)
+	}
+	if others > 0 {
+		line += fmt.Sprintf(" (and %s that did not end ok: see above)", plural(others, "other cycle", "other cycles"))
+	}
+	return worst, line
+}
+
+// describeCycle is a cycle's cause and next step: the job's own words when
+// it gave them, else words made from its error or counts.
+func describeCycle(e *cycleEnd) (cause, next string) {
+	res := e.res
+	if res.Cause != "" {
+		return res.Cause, res.Next
+	}
+	switch res.Outcome {
+	case store.OutcomeLocked:
+		return "another run of this job and tenant holds the lock", "the next run goes ahead once it ends; nothing to do unless it repeats"
+	case store.OutcomeFailed:
+		if e.err == nil {
+			return "the run failed", "see the logs"
+		}
+		if class := apiclient.ClassOf(e.err); class != apiclient.ClassOther && class != apiclient.ClassStopped {
+			return e.err.Error(), class.NextStep()
+		}
+		return e.err.Error(), "see the logs"
+	case store.OutcomeAttention:
+		return "done, needs attention: " + nonZeroCounts(res.Counts, attentionCount), "see the run's report and 'hrsync status'"
+	}
+	if len(res.Counts) == 0 {
+		return "done", ""
+	}
+	return "done: " + nonZeroCounts(res.Counts, nil), ""
+}
+
+// attentionCount reports whether a count of the personalize or orders job
+// makes a cycle need attention.
+func attentionCount(k string) bool {
+	switch k {
+	case "retry", "gaveUp", "unusable", "leftForOperator", "pollErrors", "productErrors", "refused":
+		return true
+	}
+	return false
+}
+
+// nonZeroCounts renders the counts that are not zero as k=v, sorted; only
+// the keys keep accepts when keep is not nil.
+func nonZeroCounts(counts map[string]int, keep func(string) bool) string {
+	keys := make([]string, 0, len(counts))
+	for k, v := range counts {
+		if v != 0 && (keep == nil || keep(k)) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, counts[k]))
+	}
+	if len(parts) == 0 {
+		return "nothing to do"
+	}
+	return strings.Join(parts, " ")
+}
+
+// plural renders n with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

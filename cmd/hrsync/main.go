@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -18,12 +17,14 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	last := &finalLine{}
+	err := newRootCmd().ExecuteContext(withFinalLine(ctx, last))
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hrsync:", err)
+	code := exitCode(err)
+	if err != nil && !last.done() {
+		last.write(os.Stderr, code, err.Error())
 	}
-	os.Exit(exitCode(err))
+	os.Exit(code)
 }
 
 // Exit codes, documented in README.md.

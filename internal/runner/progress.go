@@ -3,16 +3,21 @@ package runner
 import (
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // Progress prints how far a long run has got. At a terminal it redraws one
 // line in place, at most every tenth of a second; elsewhere (a log file, a
-// pod's output) it prints a line at most every Every. Its methods are safe
-// for concurrent use and never wait.
+// pod's output) it writes a line at most every Every: a log line when it
+// was made with a logger (NewLogProgress), so that a stream of JSON logs
+// stays JSON. Its methods are safe for concurrent use and never wait.
 type Progress struct {
 	w        io.Writer
+	log      *zap.Logger
 	terminal bool
 	every    time.Duration
 	now      func() time.Time
@@ -38,6 +43,16 @@ func NewProgress(w io.Writer, terminal bool, every time.Duration) *Progress {
 	return &Progress{w: w, terminal: terminal, every: every, now: time.Now}
 }
 
+// NewLogProgress returns a Progress that writes a log line at most every
+// every (<= 0 means DefaultProgressEvery), for a process whose stderr is not
+// a terminal.
+func NewLogProgress(log *zap.Logger, every time.Duration) *Progress {
+	if every <= 0 {
+		every = DefaultProgressEvery
+	}
+	return &Progress{log: log, every: every, now: time.Now}
+}
+
 // Report says that done of total items of what label names are handled.
 // The last step (done == total) is always printed.
 func (p *Progress) Report(label string, done, total int) {
@@ -51,6 +66,11 @@ func (p *Progress) Report(label string, done, total int) {
 	pct := 100.0
 	if total > 0 {
 		pct = 100 * float64(done) / float64(total)
+	}
+	if p.log != nil {
+		p.log.Info("progress", zap.String("of", label), zap.Int("done", done), zap.Int("total", total),
+			zap.Float64("percent", math.Round(pct)))
+		return
 	}
 	line := fmt.Sprintf("%s: %d/%d (%.0f%%)", label, done, total, pct)
 	if p.terminal {

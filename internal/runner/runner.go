@@ -45,6 +45,11 @@ type Result struct {
 	// OrdersByStatus, when not nil, counts the tenant's orders by status
 	// after the cycle (the orders job sets it).
 	OrdersByStatus map[string]int
+	// Cause says in one phrase why the cycle ended as it did, and Next
+	// what an operator does about it; together with the outcome they make
+	// the last line of `hrsync run` and the cycle's log line.
+	Cause string
+	Next  string
 }
 
 // Func runs one cycle of a job for a tenant. It should let work in flight
@@ -181,6 +186,12 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		}
 	}
 	fields := []zap.Field{zap.String("outcome", string(res.Outcome)), zap.Duration("took", took), zap.Any("counts", res.Counts)}
+	if res.Cause != "" {
+		fields = append(fields, zap.String("cause", res.Cause))
+	}
+	if res.Next != "" {
+		fields = append(fields, zap.String("next", res.Next))
+	}
 	switch res.Outcome {
 	case store.OutcomeLocked:
 		log.Info("cycle skipped: another run holds the lock", fields...)

@@ -3,12 +3,16 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"hrsync/internal/metrics"
 	"hrsync/store"
@@ -225,6 +229,35 @@ func TestProgress(t *testing.T) {
 		want := "people acme: 25/100 (25%)\npeople acme: 75/100 (75%)\npeople acme: 100/100 (100%)\n"
 		if buf.String() != want {
 			t.Errorf("printed %q, want %q", buf.String(), want)
+		}
+	})
+	t.Run("off a terminal with a logger, JSON log lines", func(t *testing.T) {
+		var buf bytes.Buffer
+		enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+		p := NewLogProgress(zap.New(zapcore.NewCore(enc, zapcore.AddSync(&buf), zap.InfoLevel)), 5*time.Second)
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		p.now = func() time.Time { return now }
+		p.Report("people acme: new people created", 10, 40)
+		now = now.Add(time.Second)
+		p.Report("people acme: new people created", 20, 40) // within the interval
+		p.Report("people acme: new people created", 40, 40) // the last step
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("wrote %d lines, want 2:\n%s", len(lines), buf.String())
+		}
+		for i, want := range []int{10, 40} {
+			var l struct {
+				Msg   string `json:"msg"`
+				Of    string `json:"of"`
+				Done  int    `json:"done"`
+				Total int    `json:"total"`
+			}
+			if err := json.Unmarshal([]byte(lines[i]), &l); err != nil {
+				t.Fatalf("line %d is not JSON: %v: %s", i, err, lines[i])
+			}
+			if l.Msg != "progress" || l.Done != want || l.Total != 40 || l.Of != "people acme: new people created" {
+				t.Errorf("line %d = %+v", i, l)
+			}
 		}
 	})
 	t.Run("a terminal line is redrawn and ended", func(t *testing.T) {

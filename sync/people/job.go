@@ -12,12 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"hrsync/api"
 	"hrsync/apiclient"
@@ -127,15 +129,21 @@ type Result struct {
 	Departed int `json:"departed"`
 	// Calls counts the createPeople calls made.
 	Calls int `json:"calls"`
-	// Errors lists the distinct call errors (no personal data).
-	Errors []string `json:"errors,omitempty"`
+	// Skipped counts the new people not sent because the platform refused
+	// the token or the company on an earlier call of the run.
+	Skipped int `json:"skipped"`
+	// Failures counts the failed calls by class (unauthorized, forbidden,
+	// unreachable, rateLimited, refused, serverError, badAnswer, stopped).
+	Failures map[apiclient.Class]int `json:"failures,omitempty"`
+	// Errors lists the distinct call errors (no personal data), at most 20.
+	Errors []string `json:"errors"`
 }
 
 // Apply carries a plan out under run runID. The caller checks the plan's
 // safeguards first. Apply stops starting calls when ctx is cancelled, but
 // lets the calls in flight finish and commits their outcome.
 func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, error) {
-	res := &Result{RunID: runID}
+	res := &Result{RunID: runID, Errors: []string{}}
 	tenant := j.opts.Tenant
 
 	// Changed and returned people are saved a chunk at a time, so that an
@@ -165,60 +173,8 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 		}
 	}
 
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, j.opts.Concurrency)
-		errs = map[string]bool{}
-		fail error
-	)
-	handled := 0 // new people handled so far, for Progress
-	for start := 0; start < plan.Create.Len(); start += j.opts.BatchSize {
-		batch := plan.Create.Slice(start, min(start+j.opts.BatchSize, plan.Create.Len()))
-		select {
-		case <-ctx.Done():
-		case sem <- struct{}{}:
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		mu.Lock()
-		stop := fail != nil
-		mu.Unlock()
-		if stop {
-			<-sem
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out, err := j.createBatch(ctx, runID, batch)
-			mu.Lock()
-			defer mu.Unlock()
-			res.Calls += out.calls
-			res.Created += out.created
-			res.Granted += out.granted
-			res.NotApplied += out.notApplied
-			res.Unknown += out.unknown
-			handled += len(batch)
-			if j.opts.Progress != nil {
-				j.opts.Progress(handled, plan.Create.Len())
-			}
-			if out.callErr != "" {
-				errs[out.callErr] = true
-			}
-			if err != nil && fail == nil {
-				fail = err
-			}
-		}()
-	}
-	wg.Wait()
-	for e := range errs {
-		res.Errors = append(res.Errors, e)
-	}
-	if fail != nil {
-		return res, fail
+	if err := j.createAll(ctx, runID, &plan.Create, res); err != nil {
+		return res, err
 	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("run stopped: %w", err)
@@ -226,10 +182,85 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 	return res, nil
 }
 
+// createAll sends the people to create in batches, Concurrency calls at a
+// time, and adds each call's outcome to res. It starts no new call once ctx
+// is cancelled, a state error stopped the run, or the platform refused the
+// token or the company (no later call could succeed); the calls in flight
+// finish and their outcomes are committed. It returns the first state error.
+func (j *Job) createAll(ctx context.Context, runID string, create *People, res *Result) error {
+	var (
+		mu      sync.Mutex
+		fail    error
+		fatal   bool
+		created int // new people the platform accepted so far, for Progress
+		sent    int // new people whose batch was sent
+	)
+	stopped := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return fail != nil || fatal || ctx.Err() != nil
+	}
+	g := new(errgroup.Group)
+	g.SetLimit(j.opts.Concurrency)
+	for start := 0; start < create.Len() && !stopped(); start += j.opts.BatchSize {
+		batch := create.Slice(start, min(start+j.opts.BatchSize, create.Len()))
+		g.Go(func() error {
+			if stopped() {
+				return nil
+			}
+			out, err := j.createBatch(ctx, runID, batch)
+			mu.Lock()
+			defer mu.Unlock()
+			res.add(out)
+			sent += len(batch)
+			created += out.created
+			if j.opts.Progress != nil {
+				j.opts.Progress(created, create.Len())
+			}
+			if apiclient.ClassOf(out.callErr).Fatal() {
+				fatal = true
+			}
+			if err != nil && fail == nil {
+				fail = err
+			}
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines report through fail
+	if fatal {
+		res.Skipped = create.Len() - sent
+	}
+	return fail
+}
+
+// add counts one call's outcome into the result.
+func (r *Result) add(out batchOutcome) {
+	r.Calls += out.calls
+	r.Created += out.created
+	r.Granted += out.granted
+	r.NotApplied += out.notApplied
+	r.Unknown += out.unknown
+	if out.callErr == nil {
+		return
+	}
+	class := apiclient.ClassOf(out.callErr)
+	if r.Failures == nil {
+		r.Failures = map[apiclient.Class]int{}
+	}
+	r.Failures[class]++
+	if msg := out.callErr.Error(); !slices.Contains(r.Errors, msg) && len(r.Errors) < maxErrors {
+		r.Errors = append(r.Errors, msg)
+	}
+}
+
+// maxErrors bounds the distinct call errors a result lists.
+const maxErrors = 20
+
 type batchOutcome struct {
 	calls, created, notApplied, unknown int
 	granted                             float64
-	callErr                             string
+	// callErr is the call's error, nil when it succeeded.
+	callErr error
 }
 
 // createBatch runs the exactly-once protocol for one batch: intent, call,
@@ -329,7 +360,7 @@ func (j *Job) call(ctx context.Context, journalID int64, key string, req api.Cre
 		out.unknown = len(grants)
 	}
 	if err != nil {
-		out.callErr = err.Error()
+		out.callErr = err
 		j.log.Warn("createPeople call failed", zap.Int64("journal", journalID), zap.String("state", string(outcome.State)),
 			zap.Int("people", len(grants)), zap.Error(err))
 	} else {
@@ -383,15 +414,8 @@ func (j *Job) resendHeld(ctx context.Context, runID string, heldRows *People, re
 			return fmt.Errorf("record resend of call %d: %w", b.Journal.ID, err)
 		}
 		out, err := j.call(ctx, journalID, b.Journal.IdempotencyKey, req, b.Grants)
-		res.Calls += out.calls
 		res.Resent += len(b.Grants)
-		res.Created += out.created
-		res.Granted += out.granted
-		res.NotApplied += out.notApplied
-		res.Unknown += out.unknown
-		if out.callErr != "" {
-			res.Errors = append(res.Errors, out.callErr)
-		}
+		res.add(out)
 		if err != nil {
 			return err
 		}

@@ -55,6 +55,10 @@ type ExportReport struct {
 	Rejections []model.Rejection `json:"rejections,omitempty"`
 	Result     *Result           `json:"result,omitempty"`
 	Error      string            `json:"error,omitempty"`
+	// Cause says in one phrase why the export ended as it did, and Next
+	// what the operator does about it (empty when nothing).
+	Cause string `json:"cause"`
+	Next  string `json:"next,omitempty"`
 }
 
 // Report is what one RunOnce did.
@@ -66,6 +70,10 @@ type Report struct {
 	Exports []ExportReport `json:"exports"`
 	// HeldGrants counts the grants waiting for an operator after the run.
 	HeldGrants int `json:"heldGrants"`
+	// Error is why the exports could not be listed (the drop folder or the
+	// SQL source could not be read), and Next what to do about it.
+	Error string `json:"error,omitempty"`
+	Next  string `json:"next,omitempty"`
 }
 
 // Outcome is the run's overall outcome: the worst of its exports'; with held
@@ -73,6 +81,9 @@ type Report struct {
 func (r *Report) Outcome() store.RunOutcome {
 	rank := map[store.RunOutcome]int{store.OutcomeOK: 0, store.OutcomeAttention: 1, store.OutcomeSafeguard: 2, store.OutcomeFailed: 3}
 	worst := store.OutcomeOK
+	if r.Error != "" {
+		return store.OutcomeFailed
+	}
 	for _, e := range r.Exports {
 		if rank[e.Outcome] > rank[worst] {
 			worst = e.Outcome
@@ -117,7 +128,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	}
 	exports, err := feed(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("list exports: %w", err)
+		return rep, j.failSource(ctx, rep, err)
 	}
 	var firstErr error
 	for _, export := range exports {
@@ -225,6 +236,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		if err != nil || plan.Create.Len() == 0 {
 			er.Outcome, er.Duplicate = store.OutcomeOK, true
 			er.Counts = map[string]int{"duplicate": 1}
+			er.Cause = "already processed (same content); archived without a change"
 			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
 			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
 		}
@@ -238,6 +250,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		if errors.As(err, &cols) || errors.Is(err, sources.ErrChanged) {
 			// The file itself is unusable: it goes to failed/ with its report.
 			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
+			er.Cause, er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
 			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
 				SourceFile: file(store.SourceFailed, sources.Stats{})}, false)
 		}
@@ -253,6 +266,8 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			er.Outcome = store.OutcomeSafeguard
 			err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
 			er.Error = err.Error()
+			er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
+			er.Next = "check the export; if it is right, run it once with --override-safeguards"
 			log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
 			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeSafeguard, Err: err,
 				Counts: er.Counts, Rejections: plan.Rejections, SourceFile: file(store.SourceFailed, plan.Stats)}, false)
@@ -268,18 +283,28 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		er.Counts["unknown"] = res.Unknown
 		er.Counts["resent"] = res.Resent
 		er.Counts["calls"] = res.Calls
+		er.Counts["skipped"] = res.Skipped
 	}
 	if err != nil {
 		// The file stays where it is: the next run picks it up again and,
 		// from the committed state, reaches the same end.
 		return j.fail(ctx, log, er, plan.Rejections, err)
 	}
-	er.Outcome = store.OutcomeOK
-	if len(plan.Rejections) > 0 || res.Unknown > 0 || res.NotApplied > 0 || len(plan.Held) > 0 {
-		er.Outcome = store.OutcomeAttention
-	}
+	v := judgeApply(plan, res)
+	er.Outcome, er.Cause, er.Next = v.outcome, v.cause, v.next
 	result := store.RunResult{ID: runID, Outcome: er.Outcome, Counts: er.Counts,
 		Rejections: plan.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}
+	if v.outcome != store.OutcomeOK {
+		result.Err = errors.New(v.cause)
+	}
+	if v.outcome == store.OutcomeFailed {
+		// Nothing the platform refused is lost: the export stays in place,
+		// unrecorded, and the next run sends the people again.
+		er.Error = v.cause
+		log.Error("people sync failed at the platform", zap.String("cause", v.cause), zap.Any("counts", er.Counts))
+		result.SourceFile, result.SourceRows = nil, nil
+		return er, j.commit(ctx, result)
+	}
 	if res.NotApplied > 0 {
 		// Some calls were certainly not processed (rate limited, refused):
 		// the export stays in place, unrecorded, so the next run sends them.
@@ -292,6 +317,23 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 	}
 	log.Info("people sync done", zap.Any("counts", er.Counts))
 	return er, j.finish(ctx, export, er, result, true)
+}
+
+// failSource records a failed run for a source that could not be read
+// (a drop folder missing or unreadable, a SQL source down): nothing was
+// read, nothing was sent.
+func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
+	err = fmt.Errorf("read the source: %w", err)
+	rep.Error, rep.Next = err.Error(), "check the tenant's source (drop folder or SQL query) and its permissions"
+	runID := uuid.NewString()
+	j.log.Error("people sync failed: the source could not be read", zap.String("run", runID), zap.Error(err))
+	if serr := j.store.StartRun(ctx, store.Run{ID: runID, Job: store.JobPeople, Tenant: j.opts.Tenant}); serr != nil {
+		return errors.Join(err, fmt.Errorf("record run start: %w", serr))
+	}
+	if cerr := j.commit(ctx, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err}); cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
 }
 
 // commit records the run's outcome.
@@ -307,6 +349,7 @@ func (j *Job) commit(ctx context.Context, res store.RunResult) error {
 // fail records a failed run whose export stays in place for the next run.
 func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, rejections []model.Rejection, err error) (ExportReport, error) {
 	er.Outcome, er.Error = store.OutcomeFailed, err.Error()
+	er.Cause, er.Next = err.Error(), "see the logs; "+stays
 	log.Error("people sync failed", zap.Error(err))
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
 	defer cancel()

@@ -85,6 +85,7 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	}
 	log := j.log.With(zap.String("run", rep.RunID))
 
+	t := &tally{rep: rep, refused: map[string]bool{}}
 	plan, err := j.BuildPlan(ctx)
 	if err == nil {
 		rep.Source = plan.Source
@@ -92,7 +93,13 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 		if plan.Source == "" {
 			log.Info("no good export yet: nothing to personalize")
 		}
-		err = j.apply(ctx, log, plan, rep)
+		err = j.apply(ctx, log, plan, t)
+	}
+	if err == nil && t.everyCallFailed() {
+		// Nothing reached the platform, or it refused every call: the job
+		// could not do its work.
+		class := apiclient.ClassOf(t.firstCallErr)
+		err = fmt.Errorf("%s on every personalize call of the run (%d): %s", class.Describe(), rep.Counts["calls"], describe(t.firstCallErr))
 	}
 	switch {
 	case err != nil:
@@ -121,6 +128,34 @@ type tally struct {
 	rep     *Report
 	refused map[string]bool
 	fail    error
+	// answered counts the calls the platform answered with a result;
+	// firstCallErr is the first call that failed.
+	answered     int
+	firstCallErr error
+}
+
+// callFailed notes a failed call. Only calls certainly not processed
+// (refused, or the platform not reached) count towards a run that failed:
+// a 5xx is the platform's fault, retried by a later run, and a collection
+// refused as not personalizable (422) is an answer about that collection.
+func (t *tally) callFailed(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !apiclient.IsNotApplied(err) || apiclient.StatusCode(err) == http.StatusUnprocessableEntity {
+		t.answered++ // the platform was reached and may have acted
+		return
+	}
+	if t.firstCallErr == nil {
+		t.firstCallErr = err
+	}
+}
+
+// everyCallFailed reports whether the run made calls and every one was
+// refused or did not reach the platform.
+func (t *tally) everyCallFailed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.answered == 0 && t.firstCallErr != nil
 }
 
 func (t *tally) add(name string) {
@@ -151,11 +186,11 @@ func (t *tally) setFail(err error) {
 }
 
 // apply makes the plan's calls with Concurrency workers.
-func (j *Job) apply(ctx context.Context, log *zap.Logger, plan *Plan, rep *Report) error {
+func (j *Job) apply(ctx context.Context, log *zap.Logger, plan *Plan, t *tally) error {
+	rep := t.rep
 	for _, k := range []string{"calls", "done", "pending", "unusable", "retry", "gaveUp", "stopped", "skippedRefused"} {
 		rep.Counts[k] += 0
 	}
-	t := &tally{rep: rep, refused: map[string]bool{}}
 	items := make(chan Item)
 	var wg sync.WaitGroup
 	for range min(j.opts.Concurrency, len(plan.Items)) {
@@ -239,8 +274,16 @@ func (j *Job) personalize(ctx context.Context, log *zap.Logger, t *tally, it Ite
 		}
 		row.Attempts++
 		if err != nil {
+			t.callFailed(err)
+			if apiclient.ClassOf(err).Fatal() {
+				// The token or the company is refused: no call can succeed.
+				return fmt.Errorf("%s: %s", apiclient.ClassOf(err).Describe(), describe(err))
+			}
 			return j.failed(ctx, log, t, row, err)
 		}
+		t.mu.Lock()
+		t.answered++
+		t.mu.Unlock()
 		fields, merr := json.Marshal(res.Fields)
 		if merr != nil {
 			return fmt.Errorf("encode fields of %s: %w", it.ExternalID, merr)
