@@ -409,6 +409,50 @@ func TestRefusedCollection(t *testing.T) {
 	})
 }
 
+// TestRunFailsWhenNoCallCanSucceed checks the outcome model: a refused
+// token stops the run at its first answer, and a run none of whose calls
+// reached the platform is failed, not attention; a 5xx on every call stays
+// attention (the platform may have acted; the items wait for a retry).
+func TestRunFailsWhenNoCallCanSucceed(t *testing.T) {
+	coll := "coll-1"
+	people := []model.Person{hire(1), hire(2), hire(3)}
+	for _, c := range []struct {
+		name      string
+		err       *apiclient.Error
+		outcome   store.RunOutcome
+		calls     int32
+		errorSays string
+	}{
+		{"refused token", &apiclient.Error{Op: apiclient.OpPersonalize, Status: 401, Code: "unauthorized", Outcome: apiclient.OutcomeNotApplied},
+			store.OutcomeFailed, 1, "401 unauthorized"},
+		{"refused company", &apiclient.Error{Op: apiclient.OpPersonalize, Status: 403, Code: "forbidden", Outcome: apiclient.OutcomeNotApplied},
+			store.OutcomeFailed, 1, "403 forbidden"},
+		{"not reached", &apiclient.Error{Op: apiclient.OpPersonalize, Outcome: apiclient.OutcomeNotApplied, Err: errors.New("connect: connection refused")},
+			store.OutcomeFailed, 3, "could not be reached on every personalize call of the run (3)"},
+		{"5xx on every call", &apiclient.Error{Op: apiclient.OpPersonalize, Status: 500, Outcome: apiclient.OutcomeUnknown},
+			store.OutcomeAttention, 3, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls atomic.Int32
+			fake := fakeAPI{personalize: func(context.Context, string, api.PersonalizeRequest) (*api.PersonalizationResult, error) {
+				calls.Add(1)
+				return nil, c.err
+			}}
+			st := openStore(t)
+			syncPeople(t, st, people...)
+			job := newJob(t, personalize.Options{Collections: []string{coll}, Concurrency: 1, Now: func() time.Time { return today }},
+				st, fake, &export{name: "x.csv", people: people})
+			rep, err := job.RunOnce(t.Context())
+			if rep.Outcome() != c.outcome || calls.Load() != c.calls {
+				t.Fatalf("outcome %s after %d calls (err %v); want %s after %d", rep.Outcome(), calls.Load(), err, c.outcome, c.calls)
+			}
+			if c.errorSays != "" && (err == nil || !strings.Contains(rep.Error, c.errorSays)) {
+				t.Errorf("error %v, report error %q; want it to say %q", err, rep.Error, c.errorSays)
+			}
+		})
+	}
+}
+
 func TestFailuresAndStatuses(t *testing.T) {
 	coll := "coll-1"
 	p := hire(1)
