@@ -38,6 +38,10 @@ func lastLine(t *testing.T, res result) lastStderrLine {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("stderr line %d is not JSON (%v): %q", n, err, sc.Text())
 		}
+		var fields map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &fields); err != nil || fields["stacktrace"] != nil || fields["stack"] != nil {
+			t.Errorf("stderr line %d carries a stack trace: %q", n, sc.Text())
+		}
 		last = l
 	}
 	if n == 0 {
@@ -255,5 +259,11 @@ func TestE2EOutcomeAttentionAndOK(t *testing.T) {
 	}
 	if outcome, _ := e.lastRun(); outcome != "ok" {
 		t.Errorf("run record outcome %q, want ok", outcome)
+	}
+
+	// Every job of a cycle, JSON from the first line to the last.
+	res = e.mustRun(0, "run", "all")
+	if last = lastLine(t, res); !strings.HasPrefix(last.Msg, "ok: ") || last.ExitCode != 0 {
+		t.Errorf("run all: last line %+v", last)
 	}
 }
