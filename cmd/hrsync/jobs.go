@@ -108,7 +108,7 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 		if opts.out != nil {
 			printReport(opts.out, rep)
 		}
-		res := runner.Result{Counts: map[string]int{}, GrantsHeld: &rep.HeldGrants}
+		res := runner.Result{Counts: map[string]int{}, GrantsHeld: &rep.HeldGrants, Report: rep}
 		res.Outcome, res.Cause, res.Next = rep.Summary()
 		for _, e := range rep.Exports {
 			for k, v := range e.Counts {
@@ -153,6 +153,7 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 		},
 	}
 	addConfigFlags(cmd)
+	addRunOutputFlags(cmd)
 	cmd.Flags().Bool("override-safeguards", false, "go on although a safeguard trips (this run only)")
 	return cmd
 }
@@ -163,6 +164,10 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 // step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
 func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, flags people.RunFlags) error {
+	asJSON, err := runOutputJSON(cmd)
+	if err != nil {
+		return err
+	}
 	tenants, err := a.tenants(cmd)
 	if err != nil {
 		return err
@@ -172,7 +177,11 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 	} else {
 		a.progress = runner.NewLogProgress(a.log, 0)
 	}
-	j, err := a.newJobs(ctx, tenants, nil, jobOptions{out: cmd.OutOrStdout(), flags: flags})
+	opts := jobOptions{out: cmd.OutOrStdout(), flags: flags}
+	if asJSON {
+		opts.out = nil // one JSON document at the end instead
+	}
+	j, err := a.newJobs(ctx, tenants, nil, opts)
 	if err != nil {
 		return err
 	}
@@ -191,11 +200,75 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 	}
 	outcome, line := lastLine(ends)
 	code := outcomeCode(outcome)
+	if asJSON {
+		if err := printJSON(cmd.OutOrStdout(), newRunSummary(outcome, code, line, ends)); err != nil {
+			return err
+		}
+	}
 	finalLineOf(ctx).write(cmd.ErrOrStderr(), code, line, zap.String("outcome", string(outcome)))
 	if code == exitOK {
 		return nil
 	}
 	return withCode(code, errors.New(line))
+}
+
+// runSummary is what `hrsync run -o json` prints on stdout: the run's
+// outcome, exit code and last line, and each cycle with its job's report.
+type runSummary struct {
+	Outcome  store.RunOutcome `json:"outcome"`
+	ExitCode int              `json:"exitCode"`
+	Message  string           `json:"message"`
+	Cycles   []cycleSummary   `json:"cycles"`
+}
+
+// cycleSummary is one cycle of a run in its JSON summary.
+type cycleSummary struct {
+	Job     store.Job        `json:"job"`
+	Tenant  string           `json:"tenant"`
+	Outcome store.RunOutcome `json:"outcome"`
+	Cause   string           `json:"cause"`
+	Next    string           `json:"next"`
+	Counts  map[string]int   `json:"counts"`
+	Error   string           `json:"error,omitempty"`
+	Report  any              `json:"report"`
+}
+
+// newRunSummary builds a run's JSON summary.
+func newRunSummary(outcome store.RunOutcome, code int, line string, ends []cycleEnd) runSummary {
+	s := runSummary{Outcome: outcome, ExitCode: code, Message: line, Cycles: make([]cycleSummary, 0, len(ends))}
+	for i := range ends {
+		e := &ends[i]
+		cause, next := describeCycle(e)
+		c := cycleSummary{Job: e.key.Job, Tenant: e.key.Tenant, Outcome: e.res.Outcome, Cause: cause, Next: next,
+			Counts: e.res.Counts, Report: e.res.Report}
+		if c.Counts == nil {
+			c.Counts = map[string]int{}
+		}
+		if e.err != nil {
+			c.Error = e.err.Error()
+		}
+		s.Cycles = append(s.Cycles, c)
+	}
+	return s
+}
+
+// addRunOutputFlags adds run's output choice: -o text|json, and --json.
+func addRunOutputFlags(cmd *cobra.Command) {
+	cmd.Flags().StringP("output", "o", "text", "output format: text or json (the run's summary as one JSON document on stdout)")
+	cmd.Flags().Bool("json", false, "the same as -o json")
+}
+
+// runOutputJSON tells whether run prints JSON; an unknown format is a usage error.
+func runOutputJSON(cmd *cobra.Command) (bool, error) {
+	format, _ := cmd.Flags().GetString("output")
+	asJSON, _ := cmd.Flags().GetBool("json")
+	switch format {
+	case "json":
+		return true, nil
+	case "text":
+		return asJSON, nil
+	}
+	return false, withCode(exitUsage, fmt.Errorf("unknown output format %q: use text or json", format))
 }
 
 // cycleKeys lists the cycles a run makes: each job of each tenant, in

@@ -61,7 +61,7 @@ func (a *app) ordersFunc(t config.Tenant, st *store.Store, client any, opts jobO
 				err = perr
 			}
 		}
-		res := runner.Result{Outcome: rep.Outcome(), Counts: rep.Counts()}
+		res := runner.Result{Outcome: rep.Outcome(), Counts: rep.Counts(), Report: rep}
 		if byStatus, serr := st.OrdersByStatus(ctx, t.Name); serr == nil {
 			res.OrdersByStatus = byStatus
 		}

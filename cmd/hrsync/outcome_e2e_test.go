@@ -261,6 +261,40 @@ func TestE2EOutcomeAttentionAndOK(t *testing.T) {
 		t.Errorf("run record outcome %q, want ok", outcome)
 	}
 
+	// The run's summary as JSON on stdout: the same outcome and last line.
+	e.dropFile("c.csv", csvExport(genPeople(1, 18)))
+	res = e.mustRun(0, "run", "people", "-o", "json")
+	var sum struct {
+		Outcome  string `json:"outcome"`
+		ExitCode int    `json:"exitCode"`
+		Message  string `json:"message"`
+		Cycles   []struct {
+			Job     string         `json:"job"`
+			Tenant  string         `json:"tenant"`
+			Outcome string         `json:"outcome"`
+			Cause   string         `json:"cause"`
+			Counts  map[string]int `json:"counts"`
+			Report  struct {
+				Exports []struct {
+					Source string `json:"source"`
+					Cause  string `json:"cause"`
+				} `json:"exports"`
+			} `json:"report"`
+		} `json:"cycles"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+		t.Fatalf("run -o json printed no JSON document (%v): %s", err, res)
+	}
+	last = lastLine(t, res)
+	if sum.Outcome != "ok" || sum.ExitCode != 0 || sum.Message != last.Msg || len(sum.Cycles) != 1 ||
+		sum.Cycles[0].Job != "people" || sum.Cycles[0].Counts["created"] != 2 ||
+		len(sum.Cycles[0].Report.Exports) != 1 || sum.Cycles[0].Report.Exports[0].Source != "c.csv" {
+		t.Errorf("summary %+v does not match the run (last line %q)", sum, last.Msg)
+	}
+	if r := e.runEnv(nil, "run", "people", "-o", "yaml"); r.code != 2 {
+		t.Errorf("an unknown output format: want exit 2, got %s", r)
+	}
+
 	// Every job of a cycle, JSON from the first line to the last.
 	res = e.mustRun(0, "run", "all")
 	if last = lastLine(t, res); !strings.HasPrefix(last.Msg, "ok: ") || last.ExitCode != 0 {

@@ -49,7 +49,7 @@ func (a *app) personalizeFunc(t config.Tenant, st *store.Store, client any, opts
 		if opts.out != nil {
 			printPersonalizeReport(opts.out, rep)
 		}
-		return runner.Result{Outcome: rep.Outcome(), Counts: rep.Counts}, err
+		return runner.Result{Outcome: rep.Outcome(), Counts: rep.Counts, Report: rep}, err
 	}
 }
 

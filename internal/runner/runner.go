@@ -50,6 +50,9 @@ type Result struct {
 	// the last line of `hrsync run` and the cycle's log line.
 	Cause string
 	Next  string
+	// Report is the job's own report of the cycle, for `hrsync run -o
+	// json`; nil when the job made none.
+	Report any
 }
 
 // Func runs one cycle of a job for a tenant. It should let work in flight
