@@ -22,6 +22,12 @@ import (
 	"hrsync/sync/people"
 )
 
+// newHire is a person added to an export so that its content differs from
+// the last one (the same content again is a duplicate, and sends nothing).
+func newHire() person {
+	return person{id: "000099", email: "n@example.com", first: "N", last: "N", start: "2026-11-01"}
+}
+
 // rewrite changes the people of a createPeople answer.
 type rewrite func(got []api.ReturnedPerson) []api.ReturnedPerson
 
@@ -167,10 +173,13 @@ func (a *answerEnv) warning() map[string]any {
 }
 
 func TestAnswerAccountingForNobodyHoldsEveryGrant(t *testing.T) {
-	// The platform creates the people but answers with e-mails nobody sent.
+	// The platform creates the people but answers with e-mails nobody sent
+	// (only for the people of the first export).
 	a := newAnswerEnv(t, func(got []api.ReturnedPerson) []api.ReturnedPerson {
 		for i := range got {
-			got[i].Email = "someone.else." + got[i].Email
+			if strings.HasPrefix(got[i].Email, "p") {
+				got[i].Email = "someone.else." + got[i].Email
+			}
 		}
 		return got
 	})
@@ -206,14 +215,15 @@ func TestAnswerAccountingForNobodyHoldsEveryGrant(t *testing.T) {
 		t.Errorf("warning names %v, want the three externalIds", w["heldExternalIds"])
 	}
 
-	t.Run("a trusted resend does not send the held people again", func(t *testing.T) {
+	t.Run("a trusted run does not send the held people again", func(t *testing.T) {
 		calls := a.createCalls()
-		rep := a.run(true, rows, "b.csv")
-		if got := a.createCalls(); got != calls {
-			t.Errorf("createPeople calls %d, want still %d", got, calls)
+		rep := a.run(true, append(rows, newHire()), "b.csv")
+		if got := a.createCalls(); got != calls+1 { // the new hire only
+			t.Errorf("createPeople calls %d, want %d", got, calls+1)
 		}
-		if rep.Outcome() != store.OutcomeAttention || rep.HeldGrants != 3 || rep.Exports[0].Counts["resent"] != 0 {
-			t.Errorf("outcome %s, held %d, resent %d; want attention, 3, 0", rep.Outcome(), rep.HeldGrants, rep.Exports[0].Counts["resent"])
+		c := rep.Exports[0].Counts
+		if rep.Outcome() != store.OutcomeAttention || rep.HeldGrants != 3 || c["resent"] != 0 || c["created"] != 1 || c["held"] != 3 {
+			t.Errorf("outcome %s, held %d, counts %v; want attention, 3 held, 0 resent, 1 created", rep.Outcome(), rep.HeldGrants, c)
 		}
 		for id, b := range a.balances() {
 			if strings.HasPrefix(id, "00000") && b != 10 {
@@ -349,4 +359,65 @@ func TestUnreadableSuccessAnswerHoldsEveryGrant(t *testing.T) {
 	if w := a.warning(); w["unaccounted"] != int64(2) || w["returned"] != int64(0) {
 		t.Errorf("warning fields %v", w)
 	}
+}
+
+func TestTrustedResendWhoseAnswerLeavesOneOutHoldsOnlyThem(t *testing.T) {
+	// The first call is applied and its connection dropped (no answer); the
+	// trusted resend with the same key is answered without the second person.
+	e := newEnv(t)
+	v, err := contract.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var creates int
+	leaveOut := rewriting(t, e.emu, func(got []api.ReturnedPerson) []api.ReturnedPerson {
+		var out []api.ReturnedPerson
+		for _, p := range got {
+			if p.Email != "p2@example.com" {
+				out = append(out, p)
+			}
+		}
+		return out
+	})
+	a := serve(t, e, v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/ext/v1/people" {
+			creates++
+			if creates > 1 {
+				leaveOut.ServeHTTP(w, r)
+				return
+			}
+		}
+		e.emu.ServeHTTP(w, r)
+	}), func(err error) { t.Error(err) }))
+	if _, err := e.emu.AddFault(emulator.Fault{Operation: "createPeople", When: emulator.After, Drop: true, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rows := genPeople(3)
+	if rep := a.run(false, rows, "a.csv"); rep.HeldGrants != 3 {
+		t.Fatalf("%d held after a dropped connection, want 3", rep.HeldGrants)
+	}
+
+	rep := a.run(true, append(rows, newHire()), "b.csv")
+	if c := rep.Exports[0].Counts; c["resent"] != 3 || c["created"] != 3 || c["unknown"] != 1 || rep.HeldGrants != 1 {
+		t.Fatalf("counts %v, held %d; want 3 resent, 3 created (two resent and the new hire), 1 unknown, 1 held", c, rep.HeldGrants)
+	}
+	if held := a.heldIDs(); len(held) != 1 || held[0] != "000002" {
+		t.Fatalf("held %v, want [000002]", held)
+	}
+	if a.remoteID("000001") == "" || a.remoteID("000003") == "" || a.remoteID("000002") != "" {
+		t.Error("remote ids: want them for the people accounted for only")
+	}
+	a.warning()
+
+	t.Run("the next trusted run does not send the held person again", func(t *testing.T) {
+		before := creates
+		rep := a.run(true, append(rows, newHire(), person{id: "000098", email: "m@example.com", first: "M", last: "M", start: "2026-11-01"}), "c.csv")
+		if creates != before+1 || rep.HeldGrants != 1 || rep.Exports[0].Counts["resent"] != 0 {
+			t.Errorf("%d more createPeople calls, %d held, counts %v; want 1 (the new hire), 1 held, none resent",
+				creates-before, rep.HeldGrants, rep.Exports[0].Counts)
+		}
+		if b := a.balances()["000002"]; b != 10 {
+			t.Errorf("balance of 000002 = %g, want 10 (granted once)", b)
+		}
+	})
 }
