@@ -7,8 +7,10 @@
 // client-side rate limit and concurrency limit, retries with backoff and
 // jitter that honor Retry-After, one typed error (*Error) that says whether
 // a failed write is known not to have been applied, splitting of the
-// unpaginated orders list so that no order is lost, and hooks for logging
-// and metrics.
+// unpaginated orders list so that no order is lost, checks that answers
+// make sense (listed orders outside the days asked for are left out, a
+// count below the rows returned is logged, an order status about another
+// order is an error), and hooks for logging and metrics.
 //
 // Retry policy. Reads (getProduct, getOrderStatus and listOrders, which is a
 // POST that only reads) are tried again on 429, 5xx, timeouts and connection

@@ -147,6 +147,8 @@ func TestRequestHeaders(t *testing.T) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/people"):
 			writeJSON(w, http.StatusCreated, peopleJSON)
+		case strings.Contains(r.URL.Path, "/orders/"):
+			writeJSON(w, http.StatusOK, `{"id":"`+orderUUID+`"}`)
 		default:
 			writeJSON(w, http.StatusOK, `{}`)
 		}

@@ -88,7 +88,8 @@ type Config struct {
 	// must not set Request.GetBody on a write: net/http would then resend a
 	// POST carrying an Idempotency-Key by itself after a dropped connection.
 	HTTPClient *http.Client
-	// Logger receives one debug line per attempt; nil means no logging.
+	// Logger receives one debug line per attempt, and a warning for an
+	// answer that makes no sense; nil means no logging.
 	Logger *zap.Logger
 	// Observer is told about calls, retries and rate-limit waits; nil means none.
 	Observer Observer

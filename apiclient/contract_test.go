@@ -254,10 +254,14 @@ func TestContractOperations(t *testing.T) {
 		}
 	})
 	t.Run("list orders", func(t *testing.T) {
-		orders, err := f.c.ListOrders(ctx, emulator.PersonalizableCollectionID, company, nil,
+		list, err := f.c.ListOrders(ctx, emulator.PersonalizableCollectionID, company, nil,
 			time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			t.Fatalf("ListOrders: %v", err)
+		}
+		orders := list.Orders
+		if list.OutsideWindow != 0 || list.CountBelowRows != 0 {
+			t.Errorf("the emulator's answers made no sense: %d rows outside the window, %d counts below the rows", list.OutsideWindow, list.CountBelowRows)
 		}
 		var ids []string
 		for _, o := range orders {
@@ -434,10 +438,14 @@ func TestContractFaults(t *testing.T) {
 		f := newFixture(t, nil, nil)
 		ctx := t.Context()
 		f.fault(t, emulator.Fault{Operation: "listOrders", Drop: true, Count: 1})
-		orders, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, nil,
+		list, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, nil,
 			time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			t.Fatalf("ListOrders: %v", err)
+		}
+		orders := list.Orders
+		if list.OutsideWindow != 0 || list.CountBelowRows != 0 {
+			t.Errorf("the emulator's answers made no sense: %d rows outside the window, %d counts below the rows", list.OutsideWindow, list.CountBelowRows)
 		}
 		if len(orders) != 2 || f.requests(apiclient.OpListOrders) != 2 {
 			t.Errorf("%d orders after %d requests", len(orders), f.requests(apiclient.OpListOrders))
@@ -564,9 +572,13 @@ func TestContractOrdersWindowSplitting(t *testing.T) {
 
 	t.Run("all users", func(t *testing.T) {
 		before := f.requests(apiclient.OpListOrders)
-		got, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, users, first, last)
+		list, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, users, first, last)
 		if err != nil {
 			t.Fatalf("ListOrders: %v", err)
+		}
+		got := list.Orders
+		if list.OutsideWindow != 0 || list.CountBelowRows != 0 {
+			t.Errorf("the emulator's answers made no sense: %d rows outside the window, %d counts below the rows", list.OutsideWindow, list.CountBelowRows)
 		}
 		wantIDs := map[string]bool{}
 		for id := range want {
@@ -584,10 +596,14 @@ func TestContractOrdersWindowSplitting(t *testing.T) {
 		subset := []string{users[1], users[3]}
 		tz := time.FixedZone("UTC-8", -8*3600)
 		// The calendar days are read in the times' own zone: 1 to 20 March.
-		got, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, subset,
+		list, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, subset,
 			time.Date(2024, 3, 1, 20, 0, 0, 0, tz), time.Date(2024, 3, 20, 23, 0, 0, 0, tz))
 		if err != nil {
 			t.Fatalf("ListOrders: %v", err)
+		}
+		got := list.Orders
+		if list.OutsideWindow != 0 || list.CountBelowRows != 0 {
+			t.Errorf("the emulator's answers made no sense: %d rows outside the window, %d counts below the rows", list.OutsideWindow, list.CountBelowRows)
 		}
 		wantIDs := map[string]bool{}
 		for id, u := range want {
@@ -599,9 +615,13 @@ func TestContractOrdersWindowSplitting(t *testing.T) {
 	})
 	t.Run("one day", func(t *testing.T) {
 		d := first.AddDate(0, 0, 4)
-		got, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, users, d, d)
+		list, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, users, d, d)
 		if err != nil {
 			t.Fatalf("ListOrders: %v", err)
+		}
+		got := list.Orders
+		if list.OutsideWindow != 0 || list.CountBelowRows != 0 {
+			t.Errorf("the emulator's answers made no sense: %d rows outside the window, %d counts below the rows", list.OutsideWindow, list.CountBelowRows)
 		}
 		wantIDs := map[string]bool{}
 		st := f.emu.State()
@@ -616,9 +636,13 @@ func TestContractOrdersWindowSplitting(t *testing.T) {
 	})
 	t.Run("outside orders exist", func(t *testing.T) {
 		// Guards the test itself: the orders just outside are real orders.
-		got, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, users, first.AddDate(0, 0, -1), last.AddDate(0, 0, 1))
+		list, err := f.c.ListOrders(ctx, emulator.PlainCollectionID, company, users, first.AddDate(0, 0, -1), last.AddDate(0, 0, 1))
 		if err != nil {
 			t.Fatalf("ListOrders: %v", err)
+		}
+		got := list.Orders
+		if list.OutsideWindow != 0 || list.CountBelowRows != 0 {
+			t.Errorf("the emulator's answers made no sense: %d rows outside the window, %d counts below the rows", list.OutsideWindow, list.CountBelowRows)
 		}
 		ids := map[string]bool{}
 		for _, o := range got {

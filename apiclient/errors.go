@@ -45,8 +45,10 @@ var (
 	// ErrUnexpectedStatus: the platform answered a status the contract does
 	// not give the operation.
 	ErrUnexpectedStatus = errors.New("unexpected status")
-	// ErrBadResponse: a success answer whose body could not be read or decoded.
-	ErrBadResponse = errors.New("undecodable response")
+	// ErrBadResponse: a success answer whose body could not be read or
+	// decoded, or that answers another question than the one asked (an
+	// order's status that names another order).
+	ErrBadResponse = errors.New("bad response")
 	// ErrOrdersOverflow: one user on one day has more orders than the
 	// platform returns in one answer, so some cannot be listed.
 	ErrOrdersOverflow = errors.New("orders overflow a single request")

@@ -19,7 +19,7 @@ func TestErrorText(t *testing.T) {
 		{"transport error after retries", &Error{Op: OpGetProduct, Err: io.ErrUnexpectedEOF, Outcome: OutcomeUnknown, Attempts: 3},
 			"getProduct: unexpected EOF (outcome unknown, 3 attempts)"},
 		{"applied", &Error{Op: OpListOrders, Status: 200, Err: ErrBadResponse, Outcome: OutcomeApplied, Attempts: 1},
-			"listOrders: status 200: undecodable response (applied)"},
+			"listOrders: status 200: bad response (applied)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

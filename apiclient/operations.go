@@ -2,6 +2,7 @@ package apiclient
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -134,7 +135,9 @@ func (c *Client) GetProduct(ctx context.Context, collectionID, productID string,
 
 // GetOrderStatus reads the status of one order (GET
 // /collection/{id}/orders/{id}?companyId=...). Both ids are UUIDs and the
-// company id is required. It is a read.
+// company id is required. It is a read. An answer about another order (its
+// id is not orderID) is an *Error wrapping ErrBadResponse: the caller must
+// not record it as this order's status.
 func (c *Client) GetOrderStatus(ctx context.Context, collectionID, orderID, companyID string) (*api.OrderStatus, error) {
 	const op = OpGetOrderStatus
 	coll, err := uuid.Parse(collectionID)
@@ -163,6 +166,10 @@ func (c *Client) GetOrderStatus(ctx context.Context, collectionID, orderID, comp
 	var st api.OrderStatus
 	if err := decode(op, status, body, &st); err != nil {
 		return nil, err
+	}
+	if got, err := uuid.Parse(st.Id); err != nil || got != order {
+		return nil, &Error{Op: op, Status: status, Outcome: OutcomeApplied,
+			Err: fmt.Errorf("%w: the answer is about order %.64q, not the order asked for (%s)", ErrBadResponse, st.Id, order)}
 	}
 	return &st, nil
 }

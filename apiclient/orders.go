@@ -9,10 +9,25 @@ import (
 	"slices"
 	"time"
 
+	"go.uber.org/zap"
+
 	"hrsync/api"
 )
 
 const day = 24 * time.Hour
+
+// OrderList is what ListOrders found.
+type OrderList struct {
+	// Orders holds each order id once, ordered by creation time and id.
+	Orders []api.Order
+	// OutsideWindow counts the rows the platform returned although they
+	// were placed on a UTC day outside the days the request asked for; they
+	// are not in Orders.
+	OutsideWindow int
+	// CountBelowRows counts the answers whose count was below the number of
+	// rows they held (each is logged); their rows are kept.
+	CountBelowRows int
+}
 
 // ListOrders returns every order of a collection placed by the given users
 // from firstDay to lastDay, both days included (POST
@@ -27,25 +42,29 @@ const day = 24 * time.Hour
 // the date window until it is one day, then halves the user list. If one
 // user on one day still has more orders than one answer holds, it returns an
 // *Error wrapping ErrOrdersOverflow rather than a list with orders missing.
-// userIDs are sent in chunks of at most Config.OrdersUserChunk. The result
-// holds each order id once, ordered by creation time and id.
-func (c *Client) ListOrders(ctx context.Context, collectionID, companyID string, userIDs []string, firstDay, lastDay time.Time) ([]api.Order, error) {
+// userIDs are sent in chunks of at most Config.OrdersUserChunk.
+//
+// Answers that make no sense are not taken as they are: a row whose
+// creation time falls on a UTC day outside the days its request asked for is
+// left out and counted (OrderList.OutsideWindow), and a count below the rows
+// returned is logged as a warning and counted (OrderList.CountBelowRows).
+func (c *Client) ListOrders(ctx context.Context, collectionID, companyID string, userIDs []string, firstDay, lastDay time.Time) (OrderList, error) {
 	const op = OpListOrders
 	if collectionID == "" {
-		return nil, invalid(op, "collection id is empty")
+		return OrderList{}, invalid(op, "collection id is empty")
 	}
 	first, last := utcDay(firstDay), utcDay(lastDay)
 	if last.Before(first) {
-		return nil, invalid(op, "last day %s is before first day %s", last.Format(time.DateOnly), first.Format(time.DateOnly))
+		return OrderList{}, invalid(op, "last day %s is before first day %s", last.Format(time.DateOnly), first.Format(time.DateOnly))
 	}
 	l := &orderLister{c: c, collectionID: collectionID, companyID: companyID, seen: map[string]bool{}}
 	for _, users := range chunk(userIDs, c.cfg.OrdersUserChunk) {
 		if err := l.collect(ctx, users, first, last); err != nil {
-			return nil, err
+			return OrderList{}, err
 		}
 	}
-	slices.SortStableFunc(l.orders, compareOrders)
-	return l.orders, nil
+	slices.SortStableFunc(l.list.Orders, compareOrders)
+	return l.list, nil
 }
 
 // orderLister gathers the orders of one ListOrders call.
@@ -53,7 +72,7 @@ type orderLister struct {
 	c                       *Client
 	collectionID, companyID string
 	seen                    map[string]bool
-	orders                  []api.Order
+	list                    OrderList
 }
 
 // collect lists the orders of users from first to last (UTC midnights),
@@ -69,10 +88,16 @@ func (l *orderLister) collect(ctx context.Context, users []string, first, last t
 	}
 	total := len(rows)
 	if page.Count != nil {
-		total = int(math.Ceil(float64(*page.Count)))
+		total = int(math.Ceil(*page.Count))
+	}
+	if total < len(rows) {
+		l.list.CountBelowRows++
+		l.c.logger(ctx).Warn("orders list answer: count is below the rows returned; the rows are kept",
+			zap.Float64("count", *page.Count), zap.Int("rows", len(rows)), zap.Int("users", len(users)),
+			zap.String("firstDay", first.Format(time.DateOnly)), zap.String("lastDay", last.Format(time.DateOnly)))
 	}
 	if total <= len(rows) {
-		l.add(rows)
+		l.add(rows, first, last)
 		return nil
 	}
 	if days := int(last.Sub(first)/day) + 1; days > 1 {
@@ -127,16 +152,25 @@ func (l *orderLister) fetch(ctx context.Context, users []string, first, last tim
 	return &page, status, nil
 }
 
-// add keeps the orders not seen yet; an order without an id is always kept.
-func (l *orderLister) add(rows []api.Order) {
+// add keeps the orders not seen yet that were placed from first to last
+// (UTC midnights); an order without an id is always kept, one without a
+// creation time too (the caller decides what to do with it). An order
+// placed on another day is counted and left out.
+func (l *orderLister) add(rows []api.Order, first, last time.Time) {
 	for _, o := range rows {
+		if o.CreatedAt != nil {
+			if d := utcDay(o.CreatedAt.UTC()); d.Before(first) || d.After(last) {
+				l.list.OutsideWindow++
+				continue
+			}
+		}
 		if o.Id != nil {
 			if l.seen[*o.Id] {
 				continue
 			}
 			l.seen[*o.Id] = true
 		}
-		l.orders = append(l.orders, o)
+		l.list.Orders = append(l.list.Orders, o)
 	}
 }
 

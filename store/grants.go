@@ -59,6 +59,12 @@ type BatchOutcome struct {
 	// RemoteIDs maps externalId to the platform's id for the people the
 	// platform returned.
 	RemoteIDs map[string]string
+	// Unaccounted lists the externalIds of the batch's people that a
+	// success answer did not account for (no returned person matched them).
+	// Only with JournalSucceeded: their grants become unknown, held for an
+	// operator, instead of applied. Such grants are never resent with the
+	// call's Idempotency-Key (see UnknownBatches).
+	Unaccounted []string
 	// FinishedAt is when the outcome was known; zero means now.
 	FinishedAt time.Time
 }
@@ -288,8 +294,9 @@ func grantStateFor(j JournalState) (model.GrantState, bool) {
 
 // FinishBatch commits the outcome of the call recorded by BeginBatch, after
 // the call: the journal entry's state, HTTP status, error and finish time;
-// the batch's grants move from pending to applied, not_applied or unknown;
-// the people the platform returned get their remote ids and creation time.
+// the batch's grants move from pending to applied, not_applied or unknown
+// (those of out.Unaccounted to unknown although the call succeeded); the
+// people the platform returned get their remote ids and creation time.
 //
 // An outcome is recorded once. The entry must be sent, or unknown because
 // HoldInterrupted held it before this late outcome arrived (its grants that
@@ -299,6 +306,9 @@ func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutco
 	gs, ok := grantStateFor(out.State)
 	if !ok {
 		return fmt.Errorf("finish batch %d: invalid outcome state %q", journalID, out.State)
+	}
+	if len(out.Unaccounted) > 0 && out.State != JournalSucceeded {
+		return fmt.Errorf("finish batch %d: unaccounted people with outcome %s: only a success answer can leave some unaccounted", journalID, out.State)
 	}
 	finished := out.FinishedAt
 	if finished.IsZero() {
@@ -336,17 +346,71 @@ func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutco
 			out.State, status, out.ErrorCode, out.ErrorMessage, ts(finished), journalID); err != nil {
 			return fmt.Errorf("update journal: %w", err)
 		}
-		lastErr := ""
-		if gs != model.GrantApplied {
-			lastErr = describeFailure(out)
+		if err := s.settleGrants(ctx, tx, journalID, gs, out); err != nil {
+			return err
 		}
+		return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
+	})
+}
+
+// unaccountedError is the last_error of a grant whose person a success
+// answer did not return.
+const unaccountedError = "the platform answered success but did not return this person: " +
+	"check the platform, then confirm or release the grant"
+
+// settleGrants moves the grants of journal entry journalID that are still
+// pending (or held by HoldInterrupted) to gs, except those of
+// out.Unaccounted, which become unknown.
+func (s *Store) settleGrants(ctx context.Context, tx *sqlx.Tx, journalID int64, gs model.GrantState, out BatchOutcome) error {
+	lastErr := ""
+	if gs != model.GrantApplied {
+		lastErr = describeFailure(out)
+	}
+	if len(out.Unaccounted) == 0 {
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, last_error = ?, updated_at = ?
 			WHERE journal_id = ? AND state IN (?, ?)`),
 			gs, lastErr, s.stamp(), journalID, model.GrantPending, model.GrantUnknown); err != nil {
 			return fmt.Errorf("update grants: %w", err)
 		}
-		return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
-	})
+		return nil
+	}
+	var rows []struct {
+		Key        string `db:"grant_key"`
+		ExternalID string `db:"external_id"`
+	}
+	if err := tx.SelectContext(ctx, &rows, tx.Rebind(`SELECT grant_key, external_id FROM grants
+		WHERE journal_id = ? AND state IN (?, ?)`), journalID, model.GrantPending, model.GrantUnknown); err != nil {
+		return fmt.Errorf("read grants: %w", err)
+	}
+	held := make(map[string]bool, len(out.Unaccounted))
+	for _, id := range out.Unaccounted {
+		held[id] = true
+	}
+	var settle, hold []string
+	for _, r := range rows {
+		if held[r.ExternalID] {
+			hold = append(hold, r.Key)
+		} else {
+			settle = append(settle, r.Key)
+		}
+	}
+	now := s.stamp()
+	for _, part := range []struct {
+		keys    []string
+		state   model.GrantState
+		lastErr string
+	}{{settle, gs, lastErr}, {hold, model.GrantUnknown, unaccountedError}} {
+		err := s.forKeys(part.keys, func(cond string, args []any) error {
+			args = append([]any{part.state, part.lastErr, now}, args...)
+			_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, last_error = ?, updated_at = ?
+				WHERE grant_key `+cond), args...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("update grants: %w", err)
+		}
+	}
+	return nil
 }
 
 // describeFailure summarizes a failed call for a grant's last_error.
@@ -511,17 +575,24 @@ func (s *Store) transition(ctx context.Context, what, key, note string, to model
 	})
 }
 
-// UnknownBatches returns the tenant's held grants (state unknown) grouped by
-// the journal entry they were last sent in, with its idempotency key, ordered
-// by journal id. When the operator declares that the platform honours
-// Idempotency-Key, each batch can be sent again exactly as it was, with
-// the same key (see BeginResend).
+// UnknownBatches returns the tenant's held grants (state unknown) whose call
+// got no answer (its journal entry is unknown), grouped by that entry, with
+// its idempotency key, ordered by journal id. When the operator declares
+// that the platform honours Idempotency-Key, each batch can be sent again
+// exactly as it was, with the same key (see BeginResend).
+//
+// A grant held because a success answer did not account for its person
+// (BatchOutcome.Unaccounted) is not listed: the platform processed that
+// call, so a resend with its key would at best replay the same answer, and
+// at worst, once the platform forgot the key, apply the grant twice. Only an
+// operator settles it (ConfirmGrant, ReleaseGrant, VoidGrant).
 func (s *Store) UnknownBatches(ctx context.Context, tenant string) ([]HeldBatch, error) {
 	var out []HeldBatch
 	err := s.inReadTx(ctx, "unknown batches", func(tx *sqlx.Tx) error {
 		var rows []grantRow
 		if err := tx.SelectContext(ctx, &rows, tx.Rebind(grantSelect+
-			" WHERE tenant = ? AND state = ? ORDER BY journal_id, grant_key"), tenant, model.GrantUnknown); err != nil {
+			` WHERE tenant = ? AND state = ? AND journal_id IN (SELECT id FROM api_journal WHERE tenant = ? AND state = ?)
+			ORDER BY journal_id, grant_key`), tenant, model.GrantUnknown, tenant, JournalUnknown); err != nil {
 			return fmt.Errorf("read grants: %w", err)
 		}
 		byJournal := map[int64]int{}

@@ -487,3 +487,108 @@ func TestUnknownBatchesAndResend(t *testing.T) {
 		})
 	})
 }
+
+// TestUnaccountedPeopleAreHeld covers a success answer that does not account
+// for every person sent: their grants are held as unknown, never applied,
+// listed for the operator, and never offered for a resend with the key.
+func TestUnaccountedPeopleAreHeld(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *store.Store) {
+		startRun(t, s, "r1", "acc")
+		id, err := s.BeginBatch(ctx(t), intent("r1", "acc", "key-acc", "a", "b", "c"))
+		must(t, err)
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{
+			State: store.JournalSucceeded, HTTPStatus: 201, ErrorMessage: "the answer accounted for 2 of 3 people",
+			RemoteIDs: map[string]string{"a": "rid-a", "c": "rid-c"}, Unaccounted: []string{"b"},
+		}))
+
+		t.Run("the accounted people are applied with their remote ids", func(t *testing.T) {
+			for _, ext := range []string{"a", "c"} {
+				if g := grantState(t, s, "acc", ext); g.State != model.GrantApplied || g.LastError != "" {
+					t.Errorf("grant %s = %+v, want applied", ext, g)
+				}
+				p, ok, err := s.Person(ctx(t), "acc", ext)
+				must(t, err)
+				if !ok || p.RemoteID != "rid-"+ext {
+					t.Errorf("person %s: remote id %q, want rid-%s", ext, p.RemoteID, ext)
+				}
+			}
+			totals, err := s.GrantTotals(ctx(t), "acc")
+			must(t, err)
+			if len(totals) != 2 || totals["b"] != 0 {
+				t.Errorf("totals = %v, want a and c only", totals)
+			}
+		})
+		t.Run("the unaccounted person is held and listed", func(t *testing.T) {
+			g := grantState(t, s, "acc", "b")
+			if g.State != model.GrantUnknown || !strings.Contains(g.LastError, "did not return this person") {
+				t.Fatalf("grant b = %+v, want unknown with a reason", g)
+			}
+			listed, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "acc", States: []model.GrantState{model.GrantUnknown}})
+			must(t, err)
+			if len(listed) != 1 || listed[0].ExternalID != "b" {
+				t.Fatalf("held grants listed = %+v, want b", listed)
+			}
+			p, _, err := s.Person(ctx(t), "acc", "b")
+			must(t, err)
+			if p.RemoteID != "" {
+				t.Errorf("person b has remote id %q, want none", p.RemoteID)
+			}
+			j, err := s.Journal(ctx(t), store.JournalFilter{Tenant: "acc"})
+			must(t, err)
+			if len(j) != 1 || j[0].State != store.JournalSucceeded || j[0].ErrorMessage == "" {
+				t.Fatalf("journal = %+v, want one succeeded entry that says why", j)
+			}
+		})
+		t.Run("it is not offered for a resend with the key", func(t *testing.T) {
+			held, err := s.UnknownBatches(ctx(t), "acc")
+			must(t, err)
+			if len(held) != 0 {
+				t.Fatalf("unknown batches = %+v, want none", held)
+			}
+			startRun(t, s, "r2", "acc")
+			_, err = s.BeginResend(ctx(t), id, "r2")
+			wantErr(t, err, store.ErrJournalState)
+		})
+		t.Run("the operator settles it", func(t *testing.T) {
+			must(t, s.ConfirmGrant(ctx(t), model.GrantKey("acc", "b", "welcome", "2025"), "seen on the platform"))
+			if g := grantState(t, s, "acc", "b"); g.State != model.GrantApplied {
+				t.Fatalf("grant b = %+v after confirm", g)
+			}
+		})
+		t.Run("only a success answer can leave people unaccounted", func(t *testing.T) {
+			startRun(t, s, "r3", "acc")
+			id, err := s.BeginBatch(ctx(t), intent("r3", "acc", "key-bad", "d"))
+			must(t, err)
+			err = s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalUnknown, Unaccounted: []string{"d"}})
+			if err == nil || !strings.Contains(err.Error(), "only a success answer") {
+				t.Fatalf("error = %v", err)
+			}
+			if g := grantState(t, s, "acc", "d"); g.State != model.GrantPending {
+				t.Fatalf("grant d = %+v, want still pending", g)
+			}
+		})
+		t.Run("a late answer to an interrupted call holds only the unaccounted", func(t *testing.T) {
+			startRun(t, s, "r4", "late")
+			id, err := s.BeginBatch(ctx(t), intent("r4", "late", "key-late", "x", "y"))
+			must(t, err)
+			n, err := s.HoldInterrupted(ctx(t), "late")
+			must(t, err)
+			if n != 2 {
+				t.Fatalf("held %d, want 2", n)
+			}
+			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded,
+				RemoteIDs: map[string]string{"x": "rid-x"}, Unaccounted: []string{"y"}}))
+			if g := grantState(t, s, "late", "x"); g.State != model.GrantApplied {
+				t.Errorf("grant x = %+v, want applied", g)
+			}
+			if g := grantState(t, s, "late", "y"); g.State != model.GrantUnknown {
+				t.Errorf("grant y = %+v, want unknown", g)
+			}
+			held, err := s.UnknownBatches(ctx(t), "late")
+			must(t, err)
+			if len(held) != 0 {
+				t.Fatalf("unknown batches = %+v, want none", held)
+			}
+		})
+	})
+}

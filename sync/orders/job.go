@@ -25,7 +25,7 @@ import (
 
 // API is what the job asks of the platform; *apiclient.Client is one.
 type API interface {
-	ListOrders(ctx context.Context, collectionID, companyID string, userIDs []string, firstDay, lastDay time.Time) ([]api.Order, error)
+	ListOrders(ctx context.Context, collectionID, companyID string, userIDs []string, firstDay, lastDay time.Time) (apiclient.OrderList, error)
 	GetOrderStatus(ctx context.Context, collectionID, orderID, companyID string) (*api.OrderStatus, error)
 	GetProduct(ctx context.Context, collectionID, productID string, opts apiclient.ProductOptions) (*api.Product, error)
 }
@@ -127,6 +127,12 @@ type Report struct {
 	People int `json:"people"`
 	// Listed counts the orders the platform listed.
 	Listed int `json:"listed"`
+	// OutsideWindow counts the rows the platform listed although they were
+	// placed on a day outside the days asked for: ignored, not stored.
+	OutsideWindow int `json:"outsideWindow"`
+	// CountBelowRows counts the list answers whose count was below the rows
+	// they held (the rows are kept).
+	CountBelowRows int `json:"countBelowRows"`
 	// Ingested counts the order and line item rows inserted or changed.
 	Ingested store.IngestResult `json:"ingested"`
 	// Polled counts the status calls answered; PollErrors those that failed.
@@ -165,7 +171,8 @@ func (r *Report) Outcome() store.RunOutcome {
 // Counts are the report's counters as the run record keeps them.
 func (r *Report) Counts() map[string]int {
 	return map[string]int{
-		"people": r.People, "listed": r.Listed, "ordersWritten": r.Ingested.Orders, "lineItemsWritten": r.Ingested.LineItems,
+		"people": r.People, "listed": r.Listed, "outsideWindow": r.OutsideWindow, "countBelowRows": r.CountBelowRows,
+		"ordersWritten": r.Ingested.Orders, "lineItemsWritten": r.Ingested.LineItems,
 		"polled": r.Polled, "pollErrors": r.PollErrors, "ordersChanged": r.Status.OrdersChanged,
 		"linesChanged": r.Status.LinesChanged, "newShipments": r.Status.NewShipments, "becameFinal": r.Status.BecameFinal,
 		"stoppedPolling": r.StoppedPolling, "productsRead": r.ProductsRead, "productsChanged": r.ProductsChanged,
@@ -247,7 +254,8 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 		rep.Failed = true
 	}
 	log.Info("orders run done", zap.String("outcome", string(rep.Outcome())), zap.Int("listed", rep.Listed),
-		zap.Int("polled", rep.Polled), zap.Int("written", rep.Written), zap.Int("stoppedPolling", rep.StoppedPolling))
+		zap.Int("outsideWindow", rep.OutsideWindow), zap.Int("polled", rep.Polled), zap.Int("pollErrors", rep.PollErrors),
+		zap.Int("written", rep.Written), zap.Int("stoppedPolling", rep.StoppedPolling))
 	return rep, runErr
 }
 
@@ -304,8 +312,10 @@ func (j *Job) list(ctx context.Context, log *zap.Logger, rep *Report, first, las
 		if err != nil {
 			return fmt.Errorf("list orders: %w", err)
 		}
-		rows := make([]store.OrderRow, 0, len(listed))
-		for _, o := range listed {
+		rep.OutsideWindow += listed.OutsideWindow
+		rep.CountBelowRows += listed.CountBelowRows
+		rows := make([]store.OrderRow, 0, len(listed.Orders))
+		for _, o := range listed.Orders {
 			row, ok := orderRow(o, j.opts.CollectionID, known)
 			if !ok {
 				log.Warn("listed order without id or creation time skipped")
@@ -321,6 +331,10 @@ func (j *Job) list(ctx context.Context, log *zap.Logger, rep *Report, first, las
 		rep.Ingested.Orders += res.Orders
 		rep.Ingested.LineItems += res.LineItems
 		rep.Written += res.Orders + res.LineItems
+	}
+	if rep.OutsideWindow > 0 {
+		log.Warn("the platform listed orders placed outside the days asked for; they are ignored",
+			zap.Int("orders", rep.OutsideWindow), zap.String("firstDay", rep.FirstDay), zap.String("lastDay", rep.LastDay))
 	}
 	return nil
 }

@@ -135,6 +135,12 @@ func (j *Job) poll(ctx context.Context, log *zap.Logger, rep *Report) error {
 	})
 	close(results)
 	<-done
+	if rep.PollErrors > 0 {
+		// The orders whose status could not be read are left as they were
+		// and polled again by the next run.
+		log.Warn("some order status calls failed; those orders are unchanged", zap.Int("orders", rep.PollErrors),
+			zap.Int("polled", rep.Polled), zap.String("firstError", rep.Errors[0]))
+	}
 	if werr != nil {
 		return werr
 	}

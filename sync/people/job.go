@@ -321,19 +321,25 @@ func (j *Job) call(ctx context.Context, journalID int64, key string, req api.Cre
 	people, err := j.api.CreatePeople(callCtx, req, key)
 
 	outcome := store.BatchOutcome{State: store.JournalSucceeded}
-	var total float64
-	for _, g := range grants {
-		total += g.Amount
-	}
-	var apiErr *apiclient.Error
+	var (
+		apiErr *apiclient.Error
+		match  answerMatch
+	)
 	switch {
 	case err == nil:
-		outcome.RemoteIDs = remoteIDs(req.People, people)
+		match = remoteIDs(req.People, people)
+		outcome.RemoteIDs, outcome.Unaccounted = match.ids, match.unaccounted
+		if len(match.unaccounted) > 0 {
+			outcome.ErrorMessage = fmt.Sprintf("the answer accounted for %d of %d people sent",
+				len(req.People)-len(match.unaccounted), len(req.People))
+		}
 	case errors.As(err, &apiErr) && apiErr.Outcome == apiclient.OutcomeApplied:
 		// The platform answered success but the answer was unusable: the
-		// grants were applied; the remote ids stay unknown.
+		// call was processed, yet it accounts for nobody. Like the people a
+		// readable answer leaves out, they are held for an operator.
 		outcome.HTTPStatus = apiErr.Status
 		outcome.ErrorMessage = apiErr.Error()
+		outcome.Unaccounted = externalIDs(req.People)
 	case errors.As(err, &apiErr) && apiErr.Outcome == apiclient.OutcomeNotApplied:
 		outcome.State = store.JournalNotApplied
 		outcome.HTTPStatus, outcome.ErrorCode, outcome.ErrorMessage = apiErr.Status, apiErr.Code, apiErr.Error()
@@ -353,12 +359,13 @@ func (j *Job) call(ctx context.Context, journalID int64, key string, req api.Cre
 	}
 	switch outcome.State {
 	case store.JournalSucceeded:
-		out.created, out.granted = len(grants), total
+		out.created, out.granted, out.unknown = settled(grants, outcome.Unaccounted)
 	case store.JournalNotApplied:
 		out.notApplied = len(grants)
 	default:
 		out.unknown = len(grants)
 	}
+	j.warnUnaccounted(journalID, len(req.People), len(people), match, outcome.Unaccounted)
 	if err != nil {
 		out.callErr = err
 		j.log.Warn("createPeople call failed", zap.Int64("journal", journalID), zap.String("state", string(outcome.State)),
@@ -444,23 +451,116 @@ func inputPerson(p model.Person, addBalance float64) api.InputPerson {
 	return in
 }
 
-// remoteIDs maps each sent person's externalId to the id the platform
-// returned for the same e-mail.
-func remoteIDs(sent []api.InputPerson, got []api.ReturnedPerson) map[string]string {
-	byEmail := make(map[string]string, len(got))
+// answerMatch is how a createPeople answer accounts for the people sent.
+type answerMatch struct {
+	// ids maps the externalId of each person accounted for to the id the
+	// platform returned for them.
+	ids map[string]string
+	// unaccounted lists the externalIds of the people sent that no returned
+	// person accounts for, in the order sent.
+	unaccounted []string
+	// ambiguous counts the people sent whose e-mail came back with more
+	// than one id; they are among the unaccounted.
+	ambiguous int
+	// extra counts the returned people that match nobody sent.
+	extra int
+}
+
+// remoteIDs matches the answer of a createPeople call to the people sent.
+// The answer names people by e-mail only (compared trimmed and without
+// case): a sent person is accounted for when exactly one platform id came
+// back for their e-mail. A person whose e-mail came back with two ids, or
+// not at all, or with an empty id, is unaccounted. The same person returned
+// twice with the same id counts once; returned people nobody sent are
+// counted as extra and otherwise ignored.
+func remoteIDs(sent []api.InputPerson, got []api.ReturnedPerson) answerMatch {
+	byEmail := make(map[string][]string, len(got))
 	for _, r := range got {
-		byEmail[strings.ToLower(strings.TrimSpace(r.Email))] = r.Id
+		if e := normEmail(r.Email); e != "" && r.Id != "" && !slices.Contains(byEmail[e], r.Id) {
+			byEmail[e] = append(byEmail[e], r.Id)
+		}
 	}
-	ids := make(map[string]string, len(sent))
+	m := answerMatch{ids: make(map[string]string, len(sent))}
+	wanted := make(map[string]bool, len(sent))
 	for _, p := range sent {
-		if p.Email == nil || p.ExternalId == nil {
+		ext := deref(p.ExternalId)
+		e := normEmail(deref(p.Email))
+		if e != "" {
+			wanted[e] = true
+		}
+		switch ids := byEmail[e]; len(ids) {
+		case 1:
+			m.ids[ext] = ids[0]
+		case 0:
+			m.unaccounted = append(m.unaccounted, ext)
+		default:
+			m.ambiguous++
+			m.unaccounted = append(m.unaccounted, ext)
+		}
+	}
+	for _, r := range got {
+		if !wanted[normEmail(r.Email)] {
+			m.extra++
+		}
+	}
+	return m
+}
+
+func normEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// externalIDs lists the externalIds of the people sent.
+func externalIDs(sent []api.InputPerson) []string {
+	out := make([]string, 0, len(sent))
+	for _, p := range sent {
+		out = append(out, deref(p.ExternalId))
+	}
+	return out
+}
+
+// settled splits a succeeded call's grants: those of the people accounted
+// for were applied (created, granted); the others are held (unknown).
+func settled(grants []model.Grant, unaccounted []string) (created int, granted float64, unknown int) {
+	held := make(map[string]bool, len(unaccounted))
+	for _, id := range unaccounted {
+		held[id] = true
+	}
+	for _, g := range grants {
+		if held[g.ExternalID] {
+			unknown++
 			continue
 		}
-		if id, ok := byEmail[strings.ToLower(*p.Email)]; ok {
-			ids[*p.ExternalId] = id
-		}
+		created++
+		granted += g.Amount
 	}
-	return ids
+	return created, granted, unknown
+}
+
+// maxLoggedIDs bounds the externalIds one warning lists.
+const maxLoggedIDs = 20
+
+// warnUnaccounted logs a success answer that left people unaccounted for or
+// returned people nobody sent: counts, and the first externalIds held
+// (never e-mails).
+func (j *Job) warnUnaccounted(journalID int64, sent, returned int, m answerMatch, unaccounted []string) {
+	if len(unaccounted) == 0 && m.extra == 0 {
+		return
+	}
+	fields := []zap.Field{zap.Int64("journal", journalID), zap.Int("sent", sent), zap.Int("returned", returned),
+		zap.Int("unaccounted", len(unaccounted)), zap.Int("ambiguous", m.ambiguous), zap.Int("extra", m.extra)}
+	if len(unaccounted) == 0 {
+		j.log.Warn("createPeople answer returned people that were not sent; ignored", fields...)
+		return
+	}
+	fields = append(fields, zap.Strings("heldExternalIds", unaccounted[:min(len(unaccounted), maxLoggedIDs)]))
+	j.log.Warn("createPeople answer did not account for every person sent: their grants are held as unknown; "+
+		"check the platform, then 'hrsync grants confirm' or 'grants release'", fields...)
 }
 
 // saveChunk is how many changed people Apply saves in one call.
