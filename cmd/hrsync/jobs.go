@@ -30,6 +30,14 @@ type jobOptions struct {
 	out io.Writer
 	// flags are the operator's per-run choices for the people sync.
 	flags people.RunFlags
+	// configPath is the configuration file as the operator named it, for
+	// the commands a report suggests (retry.go).
+	configPath string
+	// retry, when set, is the one export the people job of its tenant
+	// takes back from failed/ and runs (retry.go).
+	retry *retryFile
+	// stops, when set, collects the next step of each safeguard stop.
+	stops *safeguardStops
 }
 
 // jobs is a runner over the registered jobs with the store and client they share.
@@ -90,7 +98,7 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 		if err != nil {
 			return runner.Result{Outcome: store.OutcomeFailed}, err
 		}
-		feed, err := a.feed(t, nil)
+		feed, err := a.peopleFeed(t, opts.retry)
 		if err != nil {
 			return runner.Result{Outcome: store.OutcomeFailed}, err
 		}
@@ -102,8 +110,9 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 			return runner.Result{}, err
 		}
 		if opts.out != nil {
-			printReport(opts.out, rep)
+			printReport(opts.out, rep, opts.configPath)
 		}
+		opts.stops.add(rep)
 		res := runner.Result{Outcome: rep.Outcome(), Counts: map[string]int{}, GrantsHeld: &rep.HeldGrants}
 		for _, e := range rep.Exports {
 			for k, v := range e.Counts {
@@ -144,11 +153,20 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 				return err
 			}
 			override, _ := cmd.Flags().GetBool("override-safeguards")
-			return runCycle(cmd.Context(), a, cmd, jobsOf, people.RunFlags{OverrideSafeguards: override})
+			retry, err := retryFromFlags(cmd, a)
+			if err != nil {
+				return err
+			}
+			return runCycle(cmd.Context(), a, cmd, jobsOf, jobOptions{flags: people.RunFlags{OverrideSafeguards: override},
+				configPath: configPathOf(cmd), retry: retry, stops: &safeguardStops{configPath: configPathOf(cmd)}})
 		},
 	}
 	addConfigFlags(cmd)
 	cmd.Flags().Bool("override-safeguards", false, "go on although a safeguard trips (this run only)")
+	if name == "people" {
+		cmd.Flags().String("file", "", "take this export back from the drop folder's failed/ (failed/NAME) and run only it, once; "+
+			"with --override-safeguards after a safeguard stop (needs --tenant with several tenants)")
+	}
 	return cmd
 }
 
@@ -156,13 +174,14 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 // the same code path as the daemon's scheduled callback, prints the
 // reports and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
-func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, flags people.RunFlags) error {
+func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, opts jobOptions) error {
 	tenants, err := a.tenants(cmd)
 	if err != nil {
 		return err
 	}
 	a.progress = runner.NewProgress(cmd.ErrOrStderr(), stderrIsTerminal(), 0)
-	j, err := a.newJobs(ctx, tenants, nil, jobOptions{out: cmd.OutOrStdout(), flags: flags})
+	opts.out = cmd.OutOrStdout()
+	j, err := a.newJobs(ctx, tenants, nil, opts)
 	if err != nil {
 		return err
 	}
@@ -204,7 +223,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 		}
 		return withCode(exitFailed, firstErr)
 	case worst == store.OutcomeSafeguard:
-		return withCode(exitSafeguard, errors.New("a safeguard stopped the run before any call; see the report, fix the export or rerun with --override-safeguards"))
+		return withCode(exitSafeguard, errors.New("a safeguard stopped the run before any call; see the report, fix the export or "+opts.stops.nextStep()))
 	case worst == store.OutcomeLocked:
 		return withCode(exitLockHeld, lockErr)
 	case worst == store.OutcomeAttention:

@@ -180,7 +180,9 @@ code path as the daemon's scheduled runs, and exits with a code that tells the o
 	return cmd
 }
 
-func printReport(w io.Writer, rep *people.Report) {
+// printReport prints what a people run did; configPath is the configuration
+// file as the operator named it, for the next step after a safeguard stop.
+func printReport(w io.Writer, rep *people.Report, configPath string) {
 	if len(rep.Exports) == 0 {
 		fmt.Fprintf(w, "tenant %s: no export ready; %d grants held\n", rep.Tenant, rep.HeldGrants)
 		return
@@ -204,6 +206,9 @@ func printReport(w io.Writer, rep *people.Report) {
 		}
 		if e.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", e.Error)
+		}
+		if e.Outcome == store.OutcomeSafeguard {
+			fmt.Fprintf(w, "  once you have checked the export, run it once past the safeguards: %s\n", safeguardNextStep(configPath, rep.Tenant, e.ArchivedAs))
 		}
 	}
 	if rep.HeldGrants > 0 {

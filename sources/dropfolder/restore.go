@@ -10,11 +10,27 @@ import (
 	"strings"
 )
 
-// ErrNotFailedExport is wrapped by the errors of FailedExport and Restore
-// when the name an operator gave is not an export archived in failed/: a
-// path outside failed/ or escaping the folder, a report or marker, or a
-// file that is not there (any more).
+// ErrNotFailedExport matches (errors.Is) the *NotFailedError of
+// FailedExport and Restore.
 var ErrNotFailedExport = errors.New("not an export in failed/")
+
+// NotFailedError says why the name an operator gave is not an export
+// archived in failed/: a path outside failed/ or escaping the folder, a
+// report or marker, or a file that is not there (any more).
+type NotFailedError struct {
+	// Name is the name as given.
+	Name string
+	// Reason completes the sentence that starts with the quoted name.
+	Reason string
+}
+
+func (e *NotFailedError) Error() string { return fmt.Sprintf("%q %s", e.Name, e.Reason) }
+
+// Is makes errors.Is(err, ErrNotFailedExport) hold.
+func (e *NotFailedError) Is(target error) bool { return target == ErrNotFailedExport }
+
+// notFailed is a *NotFailedError.
+func notFailed(name, reason string) error { return &NotFailedError{Name: name, Reason: reason} }
 
 // FailedExport checks that rel, a path relative to the drop folder such as
 // "failed/employees.csv" (the form of a report's archivedAs), or an
@@ -32,14 +48,14 @@ func (f *Folder) FailedExport(rel string) (string, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if exists(path + ReportSuffix) {
-			return "", fmt.Errorf("%s is no longer in %s/ (only the report of its stopped run is): a retry took it back already; see %s/ and 'hrsync status': %w",
-				quoteRel(rel), FailedDir, ProcessedDir, ErrNotFailedExport)
+			return "", notFailed(rel, "is no longer in "+FailedDir+"/ (only the report of its stopped run is): an earlier --file run took it back, "+
+				"and its outcome is in that run's report ("+ProcessedDir+"/ or "+FailedDir+"/, and 'hrsync status')")
 		}
-		return "", fmt.Errorf("%s: no such file in the drop folder's %s/: %w", quoteRel(rel), FailedDir, ErrNotFailedExport)
+		return "", notFailed(rel, "is not in the drop folder's "+FailedDir+"/: no such file")
 	case err != nil:
 		return "", fmt.Errorf("stat %s: %w", quoteRel(rel), err)
 	case !st.Mode().IsRegular():
-		return "", fmt.Errorf("%s is not a regular file: %w", quoteRel(rel), ErrNotFailedExport)
+		return "", notFailed(rel, "is not a regular file")
 	}
 	return name, nil
 }
@@ -48,7 +64,7 @@ func (f *Folder) FailedExport(rel string) (string, error) {
 // touching the disk.
 func (f *Folder) failedName(rel string) (string, error) {
 	if strings.TrimSpace(rel) == "" {
-		return "", fmt.Errorf("no file named: give failed/NAME: %w", ErrNotFailedExport)
+		return "", notFailed(rel, "names no file: give "+FailedDir+"/NAME")
 	}
 	p := rel
 	if filepath.IsAbs(p) {
@@ -57,20 +73,19 @@ func (f *Folder) failedName(rel string) (string, error) {
 			return "", fmt.Errorf("drop folder path: %w", err)
 		}
 		if p, err = filepath.Rel(dir, p); err != nil {
-			return "", fmt.Errorf("%s is outside the drop folder: %w", quoteRel(rel), ErrNotFailedExport)
+			return "", notFailed(rel, "is outside the drop folder")
 		}
 	}
 	p = filepath.Clean(p)
 	if p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("%s is outside the drop folder: %w", quoteRel(rel), ErrNotFailedExport)
+		return "", notFailed(rel, "is outside the drop folder")
 	}
 	name := filepath.Base(p)
 	if filepath.Dir(p) != FailedDir {
-		return "", fmt.Errorf("%s is not in the drop folder's %s/ folder (give it as %s/NAME, relative to the drop folder): %w",
-			quoteRel(rel), FailedDir, FailedDir, ErrNotFailedExport)
+		return "", notFailed(rel, "is not in the drop folder's "+FailedDir+"/ (give it as "+FailedDir+"/NAME, relative to the drop folder)")
 	}
 	if Ignored(name) {
-		return "", fmt.Errorf("%s is a report, marker or partial upload, not an export: %w", quoteRel(rel), ErrNotFailedExport)
+		return "", notFailed(rel, "is a report, marker or partial upload, not an export")
 	}
 	return name, nil
 }

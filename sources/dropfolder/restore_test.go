@@ -55,14 +55,14 @@ func TestFailedExportRefuses(t *testing.T) {
 	tests := []struct {
 		name, rel, says string
 	}{
-		{"empty", "", "no file named"},
-		{"a file waiting in the folder itself", "waiting.csv", "is not in the drop folder's failed/"},
-		{"a file in processed/", "processed/people.csv", "is not in the drop folder's failed/"},
-		{"a nested path", "failed/sub/people.csv", "is not in the drop folder's failed/"},
+		{"empty", "", "names no file"},
+		{"a file waiting in the folder itself", "waiting.csv", "is not in the drop folder's failed/ (give it as failed/NAME"},
+		{"a file in processed/", "processed/people.csv", "is not in the drop folder's failed/ (give it as failed/NAME"},
+		{"a nested path", "failed/sub/people.csv", "is not in the drop folder's failed/ (give it as failed/NAME"},
 		{"escaping with ..", "failed/../../etc/passwd", "is outside the drop folder"},
 		{"escaping to the parent", "..", "is outside the drop folder"},
 		{"an absolute path elsewhere", "/etc/passwd", "is outside the drop folder"},
-		{"the failed folder itself", "failed", "is not in the drop folder's failed/"},
+		{"the failed folder itself", "failed", "is not in the drop folder's failed/ (give it as failed/NAME"},
 		{"a report", "failed/people.csv.report.json", "not an export"},
 		{"a missing file", "failed/nobody.csv", "no such file"},
 		{"a directory", "failed/sub.csv", "not a regular file"},
