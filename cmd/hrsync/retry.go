@@ -40,7 +40,7 @@ type retryFile struct {
 // (outside it, escaping it, missing, or already taken back).
 func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 	if cmd.Flags().Lookup("file") == nil || !cmd.Flags().Changed("file") {
-		return nil, nil //nolint:nilnil // no --file: an ordinary run
+		return nil, nil // no --file: an ordinary run
 	}
 	rel, _ := cmd.Flags().GetString("file")
 	tenants, err := a.tenants(cmd)
