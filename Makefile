@@ -71,7 +71,7 @@ emulator: build ## start the platform emulator on 127.0.0.1:8080 with the token 
 DEMO_TOKEN ?= demo-token
 DEMO_ADDR ?= 127.0.0.1:8080
 
-demo: build ## start the emulator, run a full cycle on the sample export with the SQLite store, print the summary
+demo: build ## start the emulator on DEMO_ADDR (must be free), run a full cycle on the sample export with the SQLite store, print the summary
 	BIN=$(BIN) DEMO_TOKEN=$(DEMO_TOKEN) DEMO_ADDR=$(DEMO_ADDR) bash examples/demo.sh
 
 clean: ## remove build output

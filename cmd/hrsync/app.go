@@ -218,22 +218,32 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 		}
 		out := make([]people.Export, 0, len(ready))
 		for _, f := range ready {
-			out = append(out, &fileExport{
-				File: csvsrc.File{Path: f.Path, Options: opts}, size: f.Size, sha: f.SHA256,
-				archive: func(processed bool, report []byte) error {
-					outcome := dropfolder.Failed
-					if processed {
-						outcome = dropfolder.Processed
-					}
-					actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-					defer cancel()
-					_, err := folder.Archive(actx, f, outcome, json.RawMessage(report))
-					return err
-				},
-			})
+			out = append(out, folderExport(ctx, folder, f, opts))
 		}
 		return out, nil
 	}, nil
+}
+
+// folderExport is a file of a drop folder as a people.Export: archived in
+// the folder's processed/ or failed/, it answers where, relative to the
+// folder ("failed/employees.csv").
+func folderExport(ctx context.Context, folder *dropfolder.Folder, f dropfolder.File, opts sources.CSVOptions) *fileExport {
+	return &fileExport{
+		File: csvsrc.File{Path: f.Path, Options: opts}, size: f.Size, sha: f.SHA256,
+		archive: func(processed bool, report []byte) (string, error) {
+			outcome := dropfolder.Failed
+			if processed {
+				outcome = dropfolder.Processed
+			}
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			dest, err := folder.Archive(actx, f, outcome, json.RawMessage(report))
+			if err != nil {
+				return "", err
+			}
+			return folder.Rel(dest), nil
+		},
+	}
 }
 
 // queryExport is a SQL query's result as a people.Export: no hash, nothing
@@ -251,23 +261,23 @@ func (q *queryExport) Read(ctx context.Context, h sources.Handler) (sources.Stat
 	return st, err
 }
 
-func (q *queryExport) SHA256() string             { return "" }
-func (q *queryExport) Size() int64                { return 0 }
-func (q *queryExport) Archive(bool, []byte) error { return nil }
+func (q *queryExport) SHA256() string                       { return "" }
+func (q *queryExport) Size() int64                          { return 0 }
+func (q *queryExport) Archive(bool, []byte) (string, error) { return "", nil }
 
 // fileExport is a CSV file as a people.Export.
 type fileExport struct {
 	csvsrc.File
 	size    int64
 	sha     string
-	archive func(processed bool, report []byte) error
+	archive func(processed bool, report []byte) (string, error)
 }
 
 func (f *fileExport) SHA256() string { return f.sha }
 func (f *fileExport) Size() int64    { return f.size }
-func (f *fileExport) Archive(processed bool, report []byte) error {
+func (f *fileExport) Archive(processed bool, report []byte) (string, error) {
 	if f.archive == nil {
-		return nil
+		return "", nil
 	}
 	return f.archive(processed, report)
 }

@@ -34,6 +34,12 @@ type jobOptions struct {
 	out io.Writer
 	// flags are the operator's per-run choices for the people sync.
 	flags people.RunFlags
+	// configPath is the configuration file as the operator named it, for
+	// the commands a report suggests (retry.go).
+	configPath string
+	// retry, when set, is the one export the people job of its tenant
+	// takes back from failed/ and runs (retry.go).
+	retry *retryFile
 }
 
 // jobs is a runner over the registered jobs with the store and client they share.
@@ -94,7 +100,7 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 		if err != nil {
 			return runner.Result{Outcome: store.OutcomeFailed}, err
 		}
-		feed, err := a.feed(t, nil)
+		feed, err := a.peopleFeed(t, opts.retry)
 		if err != nil {
 			return runner.Result{Outcome: store.OutcomeFailed}, err
 		}
@@ -105,6 +111,7 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 		if rep == nil {
 			return runner.Result{}, err
 		}
+		setSafeguardNextSteps(rep, opts.configPath)
 		if opts.out != nil {
 			printReport(opts.out, rep)
 		}
@@ -149,12 +156,21 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 				return err
 			}
 			override, _ := cmd.Flags().GetBool("override-safeguards")
-			return runCycle(cmd.Context(), a, cmd, jobsOf, people.RunFlags{OverrideSafeguards: override})
+			retry, err := retryFromFlags(cmd, a)
+			if err != nil {
+				return err
+			}
+			return runCycle(cmd.Context(), a, cmd, jobsOf, jobOptions{flags: people.RunFlags{OverrideSafeguards: override},
+				configPath: configPathOf(cmd), retry: retry})
 		},
 	}
 	addConfigFlags(cmd)
 	addRunOutputFlags(cmd)
 	cmd.Flags().Bool("override-safeguards", false, "go on although a safeguard trips (this run only)")
+	if name == "people" {
+		cmd.Flags().String("file", "", "take this export back from the drop folder's failed/ (failed/NAME) and run only it, once; "+
+			"with --override-safeguards after a safeguard stop (needs --tenant with several tenants)")
+	}
 	return cmd
 }
 
@@ -163,7 +179,7 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 // reports, writes the last line (the worst outcome, its cause and the next
 // step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
-func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, flags people.RunFlags) error {
+func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, opts jobOptions) error {
 	asJSON, err := runOutputJSON(cmd)
 	if err != nil {
 		return err
@@ -177,7 +193,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 	} else {
 		a.progress = runner.NewLogProgress(a.log, 0)
 	}
-	opts := jobOptions{out: cmd.OutOrStdout(), flags: flags}
+	opts.out = cmd.OutOrStdout()
 	if asJSON {
 		opts.out = nil // one JSON document at the end instead
 	}

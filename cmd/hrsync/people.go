@@ -180,6 +180,8 @@ code path as the daemon's scheduled runs, and exits with a code that tells the o
 	return cmd
 }
 
+// printReport prints what a people run did; configPath is the configuration
+// file as the operator named it, for the next step after a safeguard stop.
 func printReport(w io.Writer, rep *people.Report) {
 	if len(rep.Exports) == 0 {
 		fmt.Fprintf(w, "tenant %s: no export ready; %d grants held\n", rep.Tenant, rep.HeldGrants)
@@ -204,6 +206,9 @@ func printReport(w io.Writer, rep *people.Report) {
 		}
 		if e.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", e.Error)
+		}
+		if e.Next != "" {
+			fmt.Fprintf(w, "  next: %s\n", e.Next)
 		}
 	}
 	if rep.HeldGrants > 0 {

@@ -17,6 +17,11 @@
 //
 // A crash before step 3 leaves the file in place; the next run finds its
 // hash already committed and only archives it.
+//
+// After a safeguard stop, Restore takes an export back from failed/ for one
+// run that processes it again (`hrsync run people --override-safeguards
+// --file failed/NAME`); the report of the stopped run stays in failed/, and
+// the export goes through the same protocol from step 2.
 package dropfolder
 
 import (

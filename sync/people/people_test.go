@@ -103,9 +103,13 @@ type file struct {
 
 func (f *file) SHA256() string { return f.sha }
 func (f *file) Size() int64    { return f.size }
-func (f *file) Archive(processed bool, _ []byte) error {
-	f.archived = append(f.archived, map[bool]string{true: "processed", false: "failed"}[processed])
-	return nil
+
+// Archive records the outcome and answers where a drop folder would have
+// put the file.
+func (f *file) Archive(processed bool, _ []byte) (string, error) {
+	dir := map[bool]string{true: "processed", false: "failed"}[processed]
+	f.archived = append(f.archived, dir)
+	return dir + "/" + filepath.Base(f.Path), nil
 }
 
 func (e *env) export(name string, rows []person) *file {
@@ -335,8 +339,8 @@ func TestNotAppliedIsSentAgain(t *testing.T) {
 	if got := rep.Exports[0].Counts["notApplied"]; got != 2 {
 		t.Fatalf("notApplied %d, want 2", got)
 	}
-	if len(first.archived) != 0 {
-		t.Errorf("the export was archived %v; it must stay for the next run", first.archived)
+	if len(first.archived) != 0 || rep.Exports[0].ArchivedAs != "" {
+		t.Errorf("the export was archived %v (report: %q); it must stay for the next run", first.archived, rep.Exports[0].ArchivedAs)
 	}
 	rep, err = e.job(nil).RunOnce(t.Context(), feed(e.export("b.csv", rows)), people.RunFlags{})
 	if err != nil {
@@ -414,6 +418,9 @@ func TestSafeguards(t *testing.T) {
 		}
 		if len(f.archived) != 1 || f.archived[0] != "failed" {
 			t.Errorf("archived %v, want [failed]", f.archived)
+		}
+		if got := rep.Exports[0].ArchivedAs; got != "failed/b.csv" {
+			t.Errorf("the report says the export was archived as %q, want failed/b.csv", got)
 		}
 		active, _, err := e.st.CountPeople(t.Context(), "acme")
 		if err != nil || active != 60 {

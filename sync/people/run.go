@@ -24,9 +24,10 @@ type Export interface {
 	// Size is the file's size in bytes; 0 for a query.
 	Size() int64
 	// Archive moves a file to processed/ (ok) or failed/ with its report
-	// beside it. It is called only after the outcome is committed. A query
-	// has nothing to archive.
-	Archive(processed bool, report []byte) error
+	// beside it, and returns where it put it, relative to its folder
+	// ("failed/employees.csv"). It is called only after the outcome is
+	// committed. A query has nothing to archive and returns "".
+	Archive(processed bool, report []byte) (string, error)
 }
 
 // Feed lists the exports ready to process, oldest first.
@@ -59,6 +60,11 @@ type ExportReport struct {
 	// what the operator does about it (empty when nothing).
 	Cause string `json:"cause"`
 	Next  string `json:"next,omitempty"`
+	// ArchivedAs is where the export was archived, relative to its drop
+	// folder ("failed/employees.csv"); empty while it stays in place and
+	// for a query. The report beside the archived file is written before
+	// the move, so it lacks this field: it is in the run's summary.
+	ArchivedAs string `json:"archivedAs,omitempty"`
 }
 
 // Report is what one RunOnce did.
@@ -238,7 +244,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			er.Counts = map[string]int{"duplicate": 1}
 			er.Cause = "already processed (same content); archived without a change"
 			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
-			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
+			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
 		}
 		er.Duplicate = true
 		plan.Calls = j.planCalls(&plan.Create)
@@ -251,7 +257,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			// The file itself is unusable: it goes to failed/ with its report.
 			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
 			er.Cause, er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
-			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
+			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
 				SourceFile: file(store.SourceFailed, sources.Stats{})}, false)
 		}
 		return j.fail(ctx, log, er, nil, err)
@@ -269,7 +275,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
 			er.Next = "check the export; if it is right, run it once with --override-safeguards"
 			log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
-			return er, j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeSafeguard, Err: err,
+			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeSafeguard, Err: err,
 				Counts: er.Counts, Rejections: plan.Rejections, SourceFile: file(store.SourceFailed, plan.Stats)}, false)
 		}
 		log.Warn("safeguards overridden for this run", zap.Any("safeguards", plan.Trips))
@@ -316,7 +322,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		return er, nil
 	}
 	log.Info("people sync done", zap.Any("counts", er.Counts))
-	return er, j.finish(ctx, export, er, result, true)
+	return j.finish(ctx, export, er, result, true)
 }
 
 // failSource records a failed run for a source that could not be read
@@ -360,20 +366,21 @@ func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, reject
 	return er, err
 }
 
-// finish commits the run's outcome, then archives the export.
-func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res store.RunResult, processed bool) error {
+// finish commits the run's outcome, then archives the export; the report
+// it returns says where the export went.
+func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res store.RunResult, processed bool) (ExportReport, error) {
 	if err := j.commit(ctx, res); err != nil {
-		return err
+		return er, err
 	}
 	report, err := json.MarshalIndent(er, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
+		return er, fmt.Errorf("encode report: %w", err)
 	}
-	if err := export.Archive(processed, report); err != nil {
-		return fmt.Errorf("archive %s: %w", export.Name(), err)
+	if er.ArchivedAs, err = export.Archive(processed, report); err != nil {
+		return er, fmt.Errorf("archive %s: %w", export.Name(), err)
 	}
 	if res.Err != nil && res.Outcome == store.OutcomeFailed {
-		return res.Err
+		return er, res.Err
 	}
-	return nil
+	return er, nil
 }

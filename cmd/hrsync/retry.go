@@ -1,0 +1,146 @@
+package main
+
+// The way forward after a safeguard stop: `hrsync run people --config F
+// --tenant T --override-safeguards --file failed/NAME` takes the export a
+// safeguard stopped back from the tenant's failed/ folder and runs it, and
+// only it, once, through the same runner and RunOnce as every run. The
+// stop's report and the run's last line print that exact command.
+//
+// --file does not imply the override: without --override-safeguards the
+// export runs again with every safeguard on (for an export that failed for
+// a reason since fixed, such as the column mapping).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"hrsync/config"
+	"hrsync/sources/dropfolder"
+	"hrsync/store"
+	"hrsync/sync/people"
+)
+
+// retryFile is the export `run people --file` takes back from a tenant's
+// failed/ folder for one run.
+type retryFile struct {
+	tenant string
+	// rel is the path as the operator gave it ("failed/NAME"), checked.
+	rel string
+}
+
+// retryFromFlags reads --file of `run people`: nil without it. It refuses
+// with the usage code a run that would not act on exactly one tenant fed by
+// a drop folder, and a name that is not an export in that folder's failed/
+// (outside it, escaping it, missing, or already taken back).
+func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
+	if cmd.Flags().Lookup("file") == nil || !cmd.Flags().Changed("file") {
+		return nil, nil // no --file: an ordinary run
+	}
+	rel, _ := cmd.Flags().GetString("file")
+	tenants, err := a.tenants(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if len(tenants) != 1 {
+		names := make([]string, 0, len(tenants))
+		for _, t := range tenants {
+			names = append(names, t.Name)
+		}
+		return nil, withCode(exitUsage, fmt.Errorf("--file names an export of one tenant's drop folder: add --tenant (one of %s)", strings.Join(names, ", ")))
+	}
+	t := tenants[0]
+	if t.Source.CSV == nil {
+		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s reads a SQL query, not a drop folder", t.Name))
+	}
+	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+	}
+	if _, err := folder.FailedExport(rel); err != nil {
+		if errors.Is(err, dropfolder.ErrNotFailedExport) {
+			return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s: %w", t.Name, err))
+		}
+		return nil, fmt.Errorf("--file: tenant %s: %w", t.Name, err)
+	}
+	return &retryFile{tenant: t.Name, rel: rel}, nil
+}
+
+// peopleFeed is the feed of a tenant's people run: with r for the tenant,
+// the one export r takes back from failed/ (moved back when the run, under
+// its lock, asks for its exports; the other ready files stay for the next
+// run); else every ready export.
+func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
+	if r == nil || r.tenant != t.Name || t.Source.CSV == nil {
+		return a.feed(t, nil)
+	}
+	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+	}
+	opts := t.Source.CSV.CSVOptions
+	return func(ctx context.Context) ([]people.Export, error) {
+		f, err := folder.Restore(ctx, r.rel)
+		if err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+		}
+		a.log.Info("export taken back from failed/ for this run only",
+			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", f.Name))
+		return []people.Export{folderExport(ctx, folder, f, opts)}, nil
+	}, nil
+}
+
+// configPathOf is the configuration file as the operator named it (--config,
+// else $HRSYNC_CONFIG), for the commands hrsync prints.
+func configPathOf(cmd *cobra.Command) string {
+	if p, _ := cmd.Flags().GetString("config"); p != "" {
+		return p
+	}
+	return strings.TrimSpace(os.Getenv(config.EnvConfig))
+}
+
+// safeguardNextStep is the exact command that runs an export a safeguard
+// stopped once more, past the safeguards: archivedAs is where the stop
+// archived it ("failed/employees.csv"); empty (a SQL query, or an export
+// still in place) runs the tenant's next export with the override.
+func safeguardNextStep(configPath, tenant, archivedAs string) string {
+	args := []string{"hrsync", "run", "people", "--config", shellQuote(configPath), "--tenant", shellQuote(tenant), "--override-safeguards"}
+	if archivedAs != "" {
+		args = append(args, "--file", shellQuote(archivedAs))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellSafe tells whether a POSIX shell takes s as one word as it is.
+func shellSafe(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		return !plain && !strings.ContainsRune("_@%+=:,./-", r)
+	}) < 0
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it: in single
+// quotes, each single quote in s closing the quotes, escaped, reopening them.
+func shellQuote(s string) string {
+	if shellSafe(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// setSafeguardNextSteps gives each export of rep a safeguard stopped its
+// exact next step: the command that runs it once more, past the safeguards.
+func setSafeguardNextSteps(rep *people.Report, configPath string) {
+	for i := range rep.Exports {
+		e := &rep.Exports[i]
+		if e.Outcome == store.OutcomeSafeguard {
+			e.Next = "once you have checked the export, run it once past the safeguards: " +
+				safeguardNextStep(configPath, rep.Tenant, e.ArchivedAs)
+		}
+	}
+}
