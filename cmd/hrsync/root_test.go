@@ -65,7 +65,7 @@ func TestUnknownCommandsExit2WithSuggestion(t *testing.T) {
 		want string
 	}{
 		{[]string{"run", "peoples"}, `unknown command "peoples" for "hrsync run"; did you mean people?`},
-		{[]string{"run", "peopel", "--config", "x.yaml", "--override-safeguards"}, "did you mean people?"},
+		{[]string{"run", "peple", "--config", "x.yaml", "--override-safeguards"}, "did you mean people?"},
 		{[]string{"run", "order"}, "did you mean orders?"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate" for "hrsync"; its commands: `},
 		{[]string{"statsu"}, "did you mean status?"},
