@@ -20,6 +20,8 @@ const (
 func addOutputFlag(cmd *cobra.Command) {
 	cmd.Flags().StringP("output", "o", outputText, "output format: text or json")
 	cmd.Flags().Bool("json", false, "print JSON (the same as -o json)")
+	// The flag was just added: registering its completion cannot fail.
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{outputText, outputJSON}, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // outputFormat returns the format a command was asked for: outputText or
