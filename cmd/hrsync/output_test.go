@@ -132,7 +132,7 @@ func TestTextPlanNamesThePeople(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 	for _, want := range []string{
-		"would call createPeople 1 times for 25 people, granting 625.00 in all\n",
+		"would call createPeople once for 25 people, granting 625.00 in all\n",
 		"  new (25):\n    G000 Ada0 Testwell, granted 25.00\n",
 		"    G019 Ada19 Testwell, granted 25.00\n    and 5 more\n",
 		"  rejected staff.csv:27: email:",

@@ -247,7 +247,7 @@ func printPlan(w io.Writer, p *people.Plan) {
 		total += c.Total
 	}
 	if len(p.Calls) > 0 {
-		fmt.Fprintf(w, "  would call createPeople %d times for %d people, granting %s in all\n", len(p.Calls), p.Create.Len(), money(total))
+		fmt.Fprintf(w, "  would call createPeople %s for %d people, granting %s in all\n", times(len(p.Calls)), p.Create.Len(), money(total))
 	}
 	printPlanPeople(w, p)
 	for _, r := range p.Rejections {
@@ -256,6 +256,14 @@ func printPlan(w io.Writer, p *people.Plan) {
 	for _, tr := range p.Trips {
 		fmt.Fprintf(w, "  SAFEGUARD %s: %s\n", tr.Name, tr.Message)
 	}
+}
+
+// times renders a count of calls: "once", "2 times".
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // printPlanPeople lists the people of a plan by kind.
