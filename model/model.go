@@ -76,17 +76,17 @@ const (
 
 // Grant is one balance grant to one person, identified by a deterministic key.
 type Grant struct {
-	Key        string // tenant/externalId/reason/occurrence
-	Tenant     string
-	ExternalID string
-	Reason     string
-	Occurrence string
-	Amount     float64
-	State      GrantState
-	Attempts   int
-	LastError  string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	Key        string     `json:"key"` // tenant/externalId/reason/occurrence
+	Tenant     string     `json:"tenant"`
+	ExternalID string     `json:"externalId"`
+	Reason     string     `json:"reason"`
+	Occurrence string     `json:"occurrence"`
+	Amount     float64    `json:"amount"`
+	State      GrantState `json:"state"`
+	Attempts   int        `json:"attempts"`
+	LastError  string     `json:"lastError"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
 }
 
 // GrantKey builds the deterministic key of a grant.

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"hrsync/config"
 )
@@ -93,12 +95,17 @@ func secretStatus(cfg *config.Config) []string {
 func newConfigShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show",
-		Short: "Print the effective configuration as YAML, secrets redacted",
+		Short: "Print the effective configuration as YAML (or JSON), secrets redacted",
 		Long: `show prints the configuration hrsync would run with: defaults filled in,
 environment overrides applied, relative paths resolved. Tokens and DSNs are
-shown as [redacted] or left out, and passwords in URLs as xxxxx.`,
+shown as [redacted] or left out, and passwords in URLs as xxxxx. -o json prints
+{"file", "apiTokenSet", "config"} with the same keys as the YAML file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			cfg, path, err := loadConfigFlag(cmd)
 			if err != nil {
 				return err
@@ -106,6 +113,9 @@ shown as [redacted] or left out, and passwords in URLs as xxxxx.`,
 			out, err := cfg.YAML()
 			if err != nil {
 				return fmt.Errorf("render configuration: %w", err)
+			}
+			if format == outputJSON {
+				return printConfigJSON(cmd, cfg, out)
 			}
 			var b strings.Builder
 			fmt.Fprintf(&b, "# effective configuration of %s, secrets redacted\n", path)
@@ -118,5 +128,31 @@ shown as [redacted] or left out, and passwords in URLs as xxxxx.`,
 		},
 	}
 	configFlag(cmd)
+	addOutputFlag(cmd)
 	return cmd
+}
+
+// configOutput is what `hrsync config show -o json` prints.
+type configOutput struct {
+	// File is the configuration file read (--config or $HRSYNC_CONFIG).
+	File string `json:"file"`
+	// APITokenSet says whether the API token is set, never its value.
+	APITokenSet bool `json:"apiTokenSet"`
+	// Config is the effective configuration, secrets redacted, with the
+	// keys of the YAML file.
+	Config any `json:"config"`
+}
+
+// printConfigJSON prints the effective configuration, rendered as YAML
+// (redacted) by the config package, as JSON with the same keys.
+func printConfigJSON(cmd *cobra.Command, cfg *config.Config, rendered []byte) error {
+	var tree any
+	if err := yaml.Unmarshal(rendered, &tree); err != nil {
+		return fmt.Errorf("render configuration as JSON: %w", err)
+	}
+	file, _ := cmd.Flags().GetString("config")
+	if file == "" {
+		file = os.Getenv(config.EnvConfig)
+	}
+	return printJSON(cmd.OutOrStdout(), configOutput{File: file, APITokenSet: cfg.API.Token.IsSet(), Config: tree})
 }

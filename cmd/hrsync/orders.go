@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"hrsync/api"
 	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/internal/runner"
@@ -104,6 +105,10 @@ func newOrdersCmd() *cobra.Command {
 		Short: "Print what the reporting tables hold for one order (status, lines, shipments, history)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
@@ -114,7 +119,6 @@ func newOrdersCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close() //nolint:errcheck // read only
-			asJSON, _ := cmd.Flags().GetBool("json")
 			for _, t := range tenants {
 				d, ok, err := st.Order(cmd.Context(), t.Name, args[0])
 				if err != nil {
@@ -123,19 +127,23 @@ func newOrdersCmd() *cobra.Command {
 				if !ok {
 					continue
 				}
-				return printOrder(cmd.OutOrStdout(), t.Name, d, asJSON)
+				return printOrder(cmd.OutOrStdout(), t.Name, d, format == outputJSON)
 			}
 			return withCode(exitFailed, fmt.Errorf("order %s: %w", args[0], store.ErrNotFound))
 		},
 	}
 	addConfigFlags(show)
-	show.Flags().Bool("json", false, "print the order as JSON")
+	addOutputFlag(show)
 	cmd.AddCommand(show)
 	return cmd
 }
 
 func printOrder(w io.Writer, tenant string, d store.OrderDetail, asJSON bool) error {
 	if asJSON {
+		d.Lines, d.History, d.LineHistory = nonNil(d.Lines), nonNil(d.History), nonNil(d.LineHistory)
+		if d.ShipmentsByLine == nil {
+			d.ShipmentsByLine = map[string][]store.Shipment{}
+		}
 		return printJSON(w, struct {
 			Tenant string `json:"tenant"`
 			store.OrderDetail
@@ -166,7 +174,7 @@ func printOrder(w io.Writer, tenant string, d store.OrderDetail, asJSON bool) er
 		for _, s := range d.ShipmentsByLine[l.LineItemID] {
 			parcels = append(parcels, s.TrackingNumber)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%g\t%.2f\t%s\t%s\n", l.LineItemID, l.ProductID, l.Title, l.Quantity, l.Price, l.Status, strings.Join(parcels, ", "))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%g\t%s\t%s\t%s\n", l.LineItemID, l.ProductID, l.Title, l.Quantity, money(l.Price), l.Status, strings.Join(parcels, ", "))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "\nhistory:")
@@ -206,6 +214,10 @@ func newProductCmd() *cobra.Command {
 		Short: "Read one product live from the platform, in a language and country",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := loadApp(cmd)
 			if err != nil {
 				return err
@@ -216,7 +228,6 @@ func newProductCmd() *cobra.Command {
 			}
 			lang, _ := cmd.Flags().GetString("lang")
 			country, _ := cmd.Flags().GetString("country")
-			asJSON, _ := cmd.Flags().GetBool("json")
 			p, err := client.GetProduct(cmd.Context(), args[0], args[1], apiclient.ProductOptions{AcceptLanguage: lang, CountryCode: country})
 			if err != nil {
 				if errors.Is(err, apiclient.ErrInvalidRequest) {
@@ -225,45 +236,50 @@ func newProductCmd() *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if asJSON {
+			if format == outputJSON {
 				return printJSON(w, p)
 			}
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "id\t%s\n", p.Id)
-			fmt.Fprintf(tw, "title\t%s\n", p.Title)
-			fmt.Fprintf(tw, "brand\t%s\n", derefOr(p.Brand, "-"))
-			fmt.Fprintf(tw, "model\t%s\n", derefOr(p.Model, "-"))
-			fmt.Fprintf(tw, "status\t%s (creation %s)\n", p.Status, p.CreationStatus)
-			fmt.Fprintf(tw, "in stock\t%t\n", p.IsInStock)
-			if p.PriceRange.MinVariantPrice != nil && p.PriceRange.MaxVariantPrice != nil {
-				fmt.Fprintf(tw, "price\t%.2f - %.2f\n", *p.PriceRange.MinVariantPrice, *p.PriceRange.MaxVariantPrice)
-			}
-			var tags []string
-			for _, t := range p.Tags {
-				if t.Name != nil {
-					tags = append(tags, *t.Name)
-				}
-			}
-			fmt.Fprintf(tw, "tags\t%s\n", strings.Join(tags, ", "))
-			_ = tw.Flush()
-			fmt.Fprintln(w, "variants:")
-			for _, v := range p.Variants {
-				price := "-"
-				if v.Price != nil {
-					price = fmt.Sprintf("%.2f", *v.Price)
-				}
-				avail := v.IsAvailableForSale != nil && *v.IsAvailableForSale
-				fmt.Fprintf(w, "  %s  %s  %s  available=%t\n", derefOr(v.Id, "-"), derefOr(v.Title, "-"), price, avail)
-			}
-			return nil
+			return printProduct(w, p)
 		},
 	}
 	addConfigFlags(get)
 	get.Flags().String("lang", "", "accept-language: en-US, fr-FR, fr-CA, es-ES, es-MX, en-AU, en-GB, fr, *...")
 	get.Flags().String("country", "", "country code whose price delta the prices include (e.g. CA)")
-	get.Flags().Bool("json", false, "print the product as JSON")
+	addOutputFlag(get)
 	cmd.AddCommand(get)
 	return cmd
+}
+
+// printProduct prints a product as text, prices as money.
+func printProduct(w io.Writer, p *api.Product) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%s\n", p.Id)
+	fmt.Fprintf(tw, "title\t%s\n", p.Title)
+	fmt.Fprintf(tw, "brand\t%s\n", derefOr(p.Brand, "-"))
+	fmt.Fprintf(tw, "model\t%s\n", derefOr(p.Model, "-"))
+	fmt.Fprintf(tw, "status\t%s (creation %s)\n", p.Status, p.CreationStatus)
+	fmt.Fprintf(tw, "in stock\t%t\n", p.IsInStock)
+	if p.PriceRange.MinVariantPrice != nil && p.PriceRange.MaxVariantPrice != nil {
+		fmt.Fprintf(tw, "price\t%s - %s\n", money(*p.PriceRange.MinVariantPrice), money(*p.PriceRange.MaxVariantPrice))
+	}
+	var tags []string
+	for _, t := range p.Tags {
+		if t.Name != nil {
+			tags = append(tags, *t.Name)
+		}
+	}
+	fmt.Fprintf(tw, "tags\t%s\n", strings.Join(tags, ", "))
+	_ = tw.Flush()
+	fmt.Fprintln(w, "variants:")
+	for _, v := range p.Variants {
+		price := "-"
+		if v.Price != nil {
+			price = money(*v.Price)
+		}
+		avail := v.IsAvailableForSale != nil && *v.IsAvailableForSale
+		fmt.Fprintf(w, "  %s  %s  %s  available=%t\n", derefOr(v.Id, "-"), derefOr(v.Title, "-"), price, avail)
+	}
+	return nil
 }
 
 func derefOr(p *string, def string) string {

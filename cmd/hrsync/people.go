@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"hrsync/config"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
@@ -23,58 +24,134 @@ func newValidateCmd() *cobra.Command {
 		Use:   "validate [FILE...]",
 		Short: "Check exports against the mapping: no state change, no API call",
 		Long: `validate reads each FILE (or, without FILE, every ready file of each tenant's drop folder)
-with the tenant's column mapping and prints every rejected row with its line, field and reason.
+with the tenant's column mapping and prints each export's counts and its rejected rows with their
+line, field and reason: the first 50 of each export, or every one with --all (-o json lists every one).
 Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file cannot be read.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, files []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			a, err := loadApp(cmd)
 			if err != nil {
 				return err
 			}
-			tenants, err := a.tenants(cmd)
+			res, err := validateExports(cmd, a, files)
+			if err != nil && format == outputText {
+				all, _ := cmd.Flags().GetBool("all")
+				printValidation(cmd.OutOrStdout(), res, all)
+			}
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			rejected := 0
-			for _, t := range tenants {
-				feed, err := a.feed(t, files)
-				if err != nil {
-					return err
-				}
-				exports, err := feed(cmd.Context())
-				if err != nil {
-					return err
-				}
-				for _, e := range exports {
-					var rej []model.Rejection
-					st, err := e.Read(cmd.Context(), sources.Handler{
-						Accept: func(model.Person) error { return nil },
-						Reject: func(r model.Rejection) error { rej = append(rej, r); return nil },
-					})
-					// The first row of a duplicated key is rejected after the
-					// last row: the report goes in line order.
-					slices.SortStableFunc(rej, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
-					if err != nil {
-						return fmt.Errorf("%s: %w", e.Name(), err)
-					}
-					fmt.Fprintf(out, "%s (tenant %s): %d rows, %d accepted, %d rejected\n", e.Name(), t.Name, st.Rows, st.Accepted, st.Rejected)
-					for _, r := range rej {
-						fmt.Fprintf(out, "  %s\n", r.Error())
-					}
-					rejected += st.Rejected
-				}
-				if len(files) > 0 {
-					break // the files were read with the first tenant's mapping
-				}
+			if format == outputJSON {
+				err = printJSON(cmd.OutOrStdout(), res)
+			} else {
+				all, _ := cmd.Flags().GetBool("all")
+				printValidation(cmd.OutOrStdout(), res, all)
 			}
-			if rejected > 0 {
-				return withCode(exitAttention, fmt.Errorf("%d rows rejected", rejected))
+			if err == nil && res.Rejected > 0 {
+				err = withCode(exitAttention, fmt.Errorf("%d rows rejected", res.Rejected))
 			}
-			return nil
+			return err
 		},
 	}
 	addConfigFlags(cmd)
+	addOutputFlag(cmd)
+	cmd.Flags().Bool("all", false, "list every rejected row (default: the first 50 of each export)")
 	return cmd
+}
+
+// validateRejectionLimit is how many rejections of an export validate
+// prints as text without --all.
+const validateRejectionLimit = 50
+
+// validation is what `hrsync validate -o json` prints.
+type validation struct {
+	Exports []validatedExport `json:"exports"`
+	// Rejected counts the rows rejected in all exports.
+	Rejected int `json:"rejected"`
+}
+
+// validatedExport is one export validate read.
+type validatedExport struct {
+	Tenant string        `json:"tenant"`
+	Source string        `json:"source"`
+	Stats  sources.Stats `json:"stats"`
+	// Rejections lists every rejection, in line order.
+	Rejections []model.Rejection `json:"rejections"`
+}
+
+// validateExports reads the exports named (or each tenant's ready ones)
+// with the tenant's mapping. On an error it returns the exports read until
+// then with it.
+func validateExports(cmd *cobra.Command, a *app, files []string) (*validation, error) {
+	res := &validation{Exports: []validatedExport{}}
+	tenants, err := a.tenants(cmd)
+	if err != nil {
+		return res, err
+	}
+	for _, t := range tenants {
+		feed, err := a.feed(t, files)
+		if err != nil {
+			return res, err
+		}
+		exports, err := feed(cmd.Context())
+		if err != nil {
+			return res, err
+		}
+		for _, e := range exports {
+			ve, err := validateExport(cmd.Context(), t.Name, e)
+			if err != nil {
+				return res, err
+			}
+			res.Exports = append(res.Exports, ve)
+			res.Rejected += ve.Stats.Rejected
+		}
+		if len(files) > 0 {
+			break // the files were read with the first tenant's mapping
+		}
+	}
+	return res, nil
+}
+
+// validateExport reads one export and collects its rejections.
+func validateExport(ctx context.Context, tenant string, e people.Export) (validatedExport, error) {
+	rej := []model.Rejection{}
+	st, err := e.Read(ctx, sources.Handler{
+		Accept: func(model.Person) error { return nil },
+		Reject: func(r model.Rejection) error { rej = append(rej, r); return nil },
+	})
+	if err != nil {
+		return validatedExport{}, fmt.Errorf("%s: %w", e.Name(), err)
+	}
+	// The first row of a duplicated key is rejected after the last row:
+	// the report goes in line order.
+	slices.SortStableFunc(rej, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
+	return validatedExport{Tenant: tenant, Source: e.Name(), Stats: st, Rejections: rej}, nil
+}
+
+// printValidation prints each export's counts and its rejections: the
+// first validateRejectionLimit of each, or every one when all is set.
+func printValidation(w io.Writer, res *validation, all bool) {
+	if len(res.Exports) == 0 {
+		fmt.Fprintln(w, "no export is ready")
+		return
+	}
+	for _, e := range res.Exports {
+		fmt.Fprintf(w, "%s (tenant %s): %d rows, %d accepted, %d rejected\n", e.Source, e.Tenant, e.Stats.Rows, e.Stats.Accepted, e.Stats.Rejected)
+		shown := len(e.Rejections)
+		if !all {
+			shown = min(shown, validateRejectionLimit)
+		}
+		for _, r := range e.Rejections[:shown] {
+			fmt.Fprintf(w, "  %s\n", r.Error())
+		}
+		if more := len(e.Rejections) - shown; more > 0 {
+			fmt.Fprintf(w, "  and %d more rejections (--all lists every one)\n", more)
+		}
+	}
 }
 
 func newPlanCmd() *cobra.Command {
@@ -82,43 +159,29 @@ func newPlanCmd() *cobra.Command {
 		Use:   "plan [FILE...]",
 		Short: "Show the diff and every call a run would make, without making any",
 		Long: `plan diffs each ready export (or each FILE) against hrsync's state and prints what a run
-would do: new, changed, returned, departed and held people, rejected rows, the createPeople calls
-with the balances they grant, and the safeguards the export trips. It changes nothing.`,
+would do: new, changed, returned, departed and held people (the first 20 of each by externalId
+and name), rejected rows, the createPeople calls with the balances they grant, and the safeguards
+the export trips. It changes nothing. -o json prints the plans as a JSON list.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, files []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
 			}
-			asJSON, _ := cmd.Flags().GetBool("json")
+			defer st.Close() //nolint:errcheck // read only
 			tenants, err := a.tenants(cmd)
 			if err != nil {
-				_ = st.Close()
 				return err
 			}
-			defer st.Close() //nolint:errcheck // read only
-			var plans []*people.Plan
-			for _, t := range tenants {
-				job, err := a.peopleJob(t, st, nil)
-				if err != nil {
-					return withCode(exitUsage, err)
-				}
-				feed, err := a.feed(t, files)
-				if err != nil {
-					return err
-				}
-				exports, err := feed(cmd.Context())
-				if err != nil {
-					return err
-				}
-				for _, e := range exports {
-					p, err := job.BuildPlan(cmd.Context(), e)
-					if err != nil {
-						return err
-					}
-					plans = append(plans, p)
-				}
+			plans, err := buildPlans(cmd, a, st, tenants, files)
+			if err != nil {
+				return err
 			}
-			if asJSON {
+			if format == outputJSON {
 				return printJSON(cmd.OutOrStdout(), plans)
 			}
 			for _, p := range plans {
@@ -131,10 +194,41 @@ with the balances they grant, and the safeguards the export trips. It changes no
 		},
 	}
 	addConfigFlags(cmd)
-	cmd.Flags().Bool("json", false, "print the plans as JSON")
+	addOutputFlag(cmd)
 	return cmd
 }
 
+// buildPlans plans each ready export of each tenant, or each file.
+func buildPlans(cmd *cobra.Command, a *app, st *store.Store, tenants []config.Tenant, files []string) ([]*people.Plan, error) {
+	plans := []*people.Plan{}
+	for _, t := range tenants {
+		job, err := a.peopleJob(t, st, nil)
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		feed, err := a.feed(t, files)
+		if err != nil {
+			return nil, err
+		}
+		exports, err := feed(cmd.Context())
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range exports {
+			p, err := job.BuildPlan(cmd.Context(), e)
+			if err != nil {
+				return nil, err
+			}
+			plans = append(plans, p)
+		}
+	}
+	return plans, nil
+}
+
+// printPlan prints a plan as text: its counts, its calls, the people it
+// would create, change, bring back, mark departed or hold (the first
+// listLimit of each, by externalId and name only), its rejections and
+// the safeguards it trips.
 func printPlan(w io.Writer, p *people.Plan) {
 	fmt.Fprintf(w, "tenant %s, export %s\n", p.Tenant, p.Source)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
@@ -153,14 +247,73 @@ func printPlan(w io.Writer, p *people.Plan) {
 		total += c.Total
 	}
 	if len(p.Calls) > 0 {
-		fmt.Fprintf(w, "  would call createPeople %d times for %d people, granting %g in all\n", len(p.Calls), p.Create.Len(), total)
+		fmt.Fprintf(w, "  would call createPeople %s for %d people, granting %s in all\n", times(len(p.Calls)), p.Create.Len(), money(total))
 	}
+	printPlanPeople(w, p)
 	for _, r := range p.Rejections {
 		fmt.Fprintf(w, "  rejected %s\n", r.Error())
 	}
 	for _, tr := range p.Trips {
 		fmt.Fprintf(w, "  SAFEGUARD %s: %s\n", tr.Name, tr.Message)
 	}
+}
+
+// times renders a count of calls: "once", "2 times".
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
+
+// printPlanPeople lists the people of a plan by kind.
+func printPlanPeople(w io.Writer, p *people.Plan) {
+	printList(w, "new", p.Create.Len(), listLimit, func(i int) string {
+		person := p.Create.At(i)
+		return personLabel(person) + ", granted " + money(grantOf(p, i))
+	})
+	changed := p.ChangedPeople()
+	printList(w, "changed", len(p.Changed), listLimit, func(i int) string {
+		label := p.Changed[i].ExternalID
+		if i < changed.Len() {
+			label = personLabel(changed.At(i))
+		}
+		if p.Changed[i].EmailChanged {
+			label += " (e-mail changed)"
+		}
+		return label
+	})
+	returned := p.ReturnedPeople()
+	printList(w, "returned", len(p.Returned), listLimit, func(i int) string {
+		if i < returned.Len() {
+			return personLabel(returned.At(i))
+		}
+		return p.Returned[i]
+	})
+	printList(w, "departed", len(p.Departed), listLimit, func(i int) string { return p.Departed[i] })
+	printList(w, "held (a grant waits for an operator)", len(p.Held), listLimit, func(i int) string { return p.Held[i] })
+}
+
+// grantOf returns what the plan grants the i-th person to create: the
+// calls list the people of Create in order.
+func grantOf(p *people.Plan, i int) float64 {
+	for _, pc := range p.Calls {
+		if i < len(pc.Grants) {
+			return pc.Grants[i]
+		}
+		i -= len(pc.Grants)
+	}
+	return 0
+}
+
+// personLabel names a person in a listing: externalId and name, never the
+// e-mail or a date.
+func personLabel(p model.Person) string {
+	name := strings.TrimSpace(p.FirstName + " " + p.LastName)
+	if name == "" {
+		return p.ExternalID
+	}
+	return p.ExternalID + " " + name
 }
 
 func newRunCmd() *cobra.Command {
@@ -232,6 +385,10 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 		Short: "List grants (default: the held ones)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			_, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
@@ -249,21 +406,15 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			if err != nil {
 				return err
 			}
-			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-				return printJSON(cmd.OutOrStdout(), grants)
+			if format == outputJSON {
+				return printJSON(cmd.OutOrStdout(), nonNil(grants))
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "KEY\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
-			for _, g := range grants {
-				fmt.Fprintf(tw, "%s\t%s\t%g\t%d\t%s\t%s\n", g.Key, g.State, g.Amount, g.Attempts,
-					g.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"), g.LastError)
-			}
-			return tw.Flush()
+			return printGrants(cmd.OutOrStdout(), grants)
 		},
 	}
 	addConfigFlags(list)
+	addOutputFlag(list)
 	list.Flags().StringSlice("state", []string{string(model.GrantUnknown), string(model.GrantPending)}, "states to list (pending, applied, not_applied, unknown, voided)")
-	list.Flags().Bool("json", false, "print JSON")
 	cmd.AddCommand(list)
 
 	decide := func(use, done, short string, do func(ctx context.Context, st *store.Store, key, note string) error) *cobra.Command {
@@ -300,6 +451,20 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.VoidGrant(ctx, k, n) }),
 	)
 	return cmd
+}
+
+// printGrants prints grants as a table, amounts as money.
+func printGrants(w io.Writer, grants []model.Grant) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
+	if len(grants) == 0 {
+		fmt.Fprintln(tw, "(none)\t\t\t\t\t")
+	}
+	for _, g := range grants {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", g.Key, g.State, money(g.Amount), g.Attempts,
+			g.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"), g.LastError)
+	}
+	return tw.Flush()
 }
 
 func newMigrateCmd() *cobra.Command {

@@ -78,6 +78,10 @@ drop folder and those archived as processed or failed, the personalizations pend
 whose status is still polled. It changes nothing and makes no API call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := outputFormat(cmd)
+			if err != nil {
+				return err
+			}
 			a, st, err := loadAppStore(cmd)
 			if err != nil {
 				return err
@@ -92,14 +96,14 @@ whose status is still polled. It changes nothing and makes no API call.`,
 			if err != nil {
 				return err
 			}
-			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+			if format == outputJSON {
 				return printJSON(cmd.OutOrStdout(), rep)
 			}
 			return printStatus(cmd.OutOrStdout(), rep)
 		},
 	}
 	addConfigFlags(cmd)
-	cmd.Flags().Bool("json", false, "print JSON")
+	addOutputFlag(cmd)
 	return cmd
 }
 
@@ -123,6 +127,9 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 		seen[key] = true
 		sr := statusRun{Job: string(r.Job), Tenant: r.Tenant, RunID: r.ID, Outcome: string(r.Outcome),
 			StartedAt: r.StartedAt.UTC(), Counts: r.Counts, Error: r.Error}
+		if sr.Counts == nil {
+			sr.Counts = map[string]int{}
+		}
 		if !r.FinishedAt.IsZero() {
 			f := r.FinishedAt.UTC()
 			sr.FinishedAt = &f

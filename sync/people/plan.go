@@ -3,6 +3,7 @@ package people
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -72,6 +73,38 @@ func (p *Plan) resendsOnly() {
 	p.Returned, p.returnedRows = nil, People{}
 	p.Departed = nil
 	p.Trips = nil
+}
+
+// ChangedPeople returns the export's rows of the people in Changed, in the
+// same order (for a listing that names them). The list belongs to the plan:
+// read it, never change it.
+func (p *Plan) ChangedPeople() *People { return &p.changedRows }
+
+// ReturnedPeople returns the export's rows of the people in Returned, in
+// the same order. The list belongs to the plan: read it, never change it.
+func (p *Plan) ReturnedPeople() *People { return &p.returnedRows }
+
+// MarshalJSON encodes the plan with its tags, every list that is empty as
+// [] rather than null.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	type plain Plan // the same fields, without this method
+	q := plain(*p)
+	q.Changed = orEmpty(q.Changed)
+	q.Returned = orEmpty(q.Returned)
+	q.Departed = orEmpty(q.Departed)
+	q.Held = orEmpty(q.Held)
+	q.Rejections = orEmpty(q.Rejections)
+	q.Calls = orEmpty(q.Calls)
+	q.Trips = orEmpty(q.Trips)
+	return json.Marshal(q)
+}
+
+// orEmpty returns s, or an empty slice when s is nil.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // Change is one known person whose fields changed.
