@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -66,23 +65,25 @@ func Parse(data []byte, dir string, env func(string) (string, bool)) (*Config, e
 	if env == nil {
 		env = os.LookupEnv
 	}
+	if p, bad := checkSyntax(data); bad {
+		return nil, &Error{Problems: []Problem{p}}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &Error{Problems: []Problem{syntaxProblem(err)}}
+		return nil, &Error{Problems: []Problem{{Reason: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}}
 	}
 	if len(root.Content) == 0 {
 		return nil, &Error{Problems: []Problem{{Reason: "the file is empty"}}}
 	}
 	idx := indexNode(&root)
 
-	ps := &problems{}
+	ps := &problems{list: checkKeys(&root)}
 	cfg := Default()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, &Error{Problems: []Problem{syntaxProblem(err)}}
+			return nil, &Error{Problems: []Problem{{Reason: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}}
 		}
 		for _, msg := range te.Errors {
 			ps.list = append(ps.list, idx.typeProblem(msg))
@@ -255,17 +256,4 @@ func readReason(err error) string {
 		return fmt.Sprintf("file %s cannot be read: %v", name, pe.Err)
 	}
 	return fmt.Sprintf("cannot read: %v", err)
-}
-
-// syntaxLine finds the line in a YAML syntax error.
-var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxProblem turns a YAML syntax error into a Problem with its line.
-func syntaxProblem(err error) Problem {
-	msg := err.Error()
-	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return Problem{Line: n, Reason: "invalid YAML: " + m[2]}
-	}
-	return Problem{Reason: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 }

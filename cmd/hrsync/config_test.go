@@ -36,8 +36,8 @@ func TestConfigCommand(t *testing.T) {
   tokenFile: token
 tenants:
   - name: acme
-    companyId: company-1
-    collectionId: collection-1
+    companyId: 10000000-0000-4000-8000-000000000001
+    collectionId: 20000000-0000-4000-8000-000000000002
     source: {csv: {dir: drop}}
 `), 0o600); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ tenants:
 			t.Errorf("exit %d, want %d", code, exitUsage)
 		}
 		for _, want := range []string{
-			`api.timout: unknown key "timout" (line 2)`,
+			`api.timout: unknown key "timout"; did you mean "timeout"? (line 2, column 3)`,
 			"tenants[0].companyId: is required",
 			"tenants[0].safeguards.minRowsRatio: must be between 0 and 1 (line 5)",
 		} {
