@@ -85,9 +85,13 @@ func hasProblem(ps []Problem, path, reason string) bool {
 
 func TestDefaults(t *testing.T) {
 	t.Run("minimal file gets every default", func(t *testing.T) {
-		cfg := mustLoad(t, minimal, nil)
-		if got := cfg.Store.URL.Value(); got != "sqlite:hrsync.db" {
-			t.Errorf("store.url = %q", got)
+		dir := t.TempDir()
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal), noEnv)
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		if got := cfg.Store.URL.Value(); got != "sqlite:"+filepath.Join(dir, "hrsync.db") {
+			t.Errorf("store.url = %q, want the default beside the file", got)
 		}
 		if cfg.Store.Schema != "hrsync" {
 			t.Errorf("store.schema = %q", cfg.Store.Schema)

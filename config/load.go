@@ -32,12 +32,21 @@ const (
 // Load reads the configuration file at path (or, when path is "", the file
 // named by HRSYNC_CONFIG), fills defaults, applies environment overrides,
 // resolves secrets and validates the result. env looks variables up; nil
-// means os.LookupEnv. Relative paths in the file (tokenFile, urlFile,
-// dsnFile, a drop folder's dir) are taken from the file's directory;
-// relative paths in the environment from the working directory.
+// means os.LookupEnv. Relative paths written in the file (a sqlite: store
+// url, the default one included, tokenFile, urlFile, dsnFile, a drop
+// folder's dir) are taken from the file's directory; relative paths from
+// the environment or a secret file from the working directory. Every path
+// is absolute once loaded.
 //
-// Every problem found is returned at once in a *Error.
+// Every problem found is returned at once in a *Error. Load checks nothing
+// on disk but the files it reads: LoadChecked also checks the drop folders.
 func Load(path string, env func(string) (string, bool)) (*Config, error) {
+	return LoadChecked(path, env, Checks{})
+}
+
+// LoadChecked is Load that also checks the drop folders as checks asks,
+// listing their problems with the file's.
+func LoadChecked(path string, env func(string) (string, bool), checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -51,7 +60,11 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Reason: readReason(err)}}}
 	}
-	cfg, err := Parse(data, filepath.Dir(path), env)
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Reason: fmt.Sprintf("cannot resolve its folder: %v", err)}}}
+	}
+	cfg, err := parse(data, dir, env, checks)
 	var cerr *Error
 	if errors.As(err, &cerr) {
 		cerr.File = path
@@ -62,6 +75,10 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 // Parse is Load on the bytes of a file: dir is the directory relative paths
 // in it are taken from. It returns a *Error listing every problem.
 func Parse(data []byte, dir string, env func(string) (string, bool)) (*Config, error) {
+	return parse(data, dir, env, Checks{})
+}
+
+func parse(data []byte, dir string, env func(string) (string, bool), checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -104,7 +121,9 @@ func Parse(data []byte, dir string, env func(string) (string, bool)) (*Config, e
 	cfg.resolvePaths(dir)
 	envPaths := cfg.applyEnv(env)
 	cfg.resolveSecrets(env, ps)
+	cfg.absStoreURL()
 	cfg.validate(ps)
+	cfg.checkFolders(checks, ps)
 
 	if len(ps.list) > 0 {
 		for i := range ps.list {
@@ -148,9 +167,45 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	abs(&c.API.TokenFile)
 	abs(&c.Store.URLFile)
+	if p, ok := c.Store.SQLitePath(); ok {
+		abs(&p)
+		c.Store.URL = NewConnURL("sqlite:" + p)
+	}
 	for i := range c.Tenants {
 		c.Tenants[i].Source.resolvePaths(abs)
 	}
+}
+
+// absStoreURL makes a relative sqlite: path that did not come from the
+// file (HRSYNC_STORE_URL, urlEnv, urlFile) absolute from the working
+// directory, so that every command names the file it opens.
+func (c *Config) absStoreURL() {
+	p, ok := c.Store.SQLitePath()
+	if !ok || p == "" || filepath.IsAbs(p) {
+		return
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		c.Store.URL = NewConnURL("sqlite:" + a)
+	}
+}
+
+// SQLitePath returns the file of a sqlite: store URL ("sqlite:PATH" or
+// "sqlite://PATH"); ok is false for another kind of store.
+func (s Store) SQLitePath() (path string, ok bool) {
+	raw := s.URL.Value()
+	if !strings.HasPrefix(raw, "sqlite:") {
+		return "", false
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//"), true
+}
+
+// Location says where the state lives, without any password: the SQLite
+// file, or the PostgreSQL database and schema.
+func (s Store) Location() string {
+	if p, ok := s.SQLitePath(); ok {
+		return "SQLite file " + p
+	}
+	return fmt.Sprintf("PostgreSQL %s, schema %s", s.URL, s.Schema)
 }
 
 // applyEnv applies the environment overrides and returns, for each field it
