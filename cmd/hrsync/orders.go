@@ -104,7 +104,7 @@ func newOrdersCmd() *cobra.Command {
 		Short: "Print what the reporting tables hold for one order (status, lines, shipments, history)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, st, err := loadAppStore(cmd)
+			a, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}

@@ -85,7 +85,7 @@ func newPlanCmd() *cobra.Command {
 would do: new, changed, returned, departed and held people, rejected rows, the createPeople calls
 with the balances they grant, and the safeguards the export trips. It changes nothing.`,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			a, st, err := loadAppStore(cmd)
+			a, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}
@@ -227,7 +227,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 		Short: "List grants (default: the held ones)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, st, err := loadAppStore(cmd)
+			_, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}

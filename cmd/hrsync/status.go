@@ -78,7 +78,7 @@ drop folder and those archived as processed or failed, the personalizations pend
 whose status is still polled. It changes nothing and makes no API call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, st, err := loadAppStore(cmd)
+			a, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}
