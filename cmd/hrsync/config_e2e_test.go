@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -169,4 +170,25 @@ func TestDropFolderCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stateExists tells whether the env's state has been created: the SQLite
+// file, or hrsync's tables in the PostgreSQL schema.
+func (e *env) stateExists() bool {
+	e.t.Helper()
+	if e.storeKind != storePostgres {
+		_, err := os.Stat(filepath.Join(e.dir, "state.db"))
+		return err == nil
+	}
+	db, err := sql.Open("postgres", e.pgURL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close() //nolint:errcheck // read only
+	var n int
+	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = $1"
+	if err := db.QueryRowContext(e.t.Context(), q, e.schema).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n > 0
 }
