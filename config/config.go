@@ -263,9 +263,8 @@ func DefaultTenant() Tenant {
 }
 
 // UnmarshalYAML starts a tenant from DefaultTenant, so keys the file leaves
-// out keep their defaults. It uses the callback form so that the decoder's
-// unknown-key check reaches inside tenants. Type errors are kept for Load to
-// report, so that the tenant stays at its index in the list.
+// out keep their defaults. Type errors are kept for Load to report, so that
+// the tenant stays at its index in the list.
 func (t *Tenant) UnmarshalYAML(unmarshal func(any) error) error {
 	type plain Tenant
 	*t = DefaultTenant()

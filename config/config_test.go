@@ -41,8 +41,8 @@ func writeFile(t *testing.T, dir, name, content string) string {
 const minimal = `
 tenants:
   - name: acme
-    companyId: company-1
-    collectionId: collection-1
+    companyId: 10000000-0000-4000-8000-000000000001
+    collectionId: 20000000-0000-4000-8000-000000000002
     source:
       csv:
         dir: drop
@@ -85,9 +85,13 @@ func hasProblem(ps []Problem, path, reason string) bool {
 
 func TestDefaults(t *testing.T) {
 	t.Run("minimal file gets every default", func(t *testing.T) {
-		cfg := mustLoad(t, minimal, nil)
-		if got := cfg.Store.URL.Value(); got != "sqlite:hrsync.db" {
-			t.Errorf("store.url = %q", got)
+		dir := t.TempDir()
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal), noEnv)
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		if got := cfg.Store.URL.Value(); got != "sqlite:"+filepath.Join(dir, "hrsync.db") {
+			t.Errorf("store.url = %q, want the default beside the file", got)
 		}
 		if cfg.Store.Schema != "hrsync" {
 			t.Errorf("store.schema = %q", cfg.Store.Schema)
@@ -361,8 +365,8 @@ func TestSecretsRedacted(t *testing.T) {
 	)
 	file := minimal + `
   - name: beta
-    companyId: company-2
-    collectionId: collection-2
+    companyId: 10000000-0000-4000-8000-000000000003
+    collectionId: 20000000-0000-4000-8000-000000000004
     source:
       sql:
         driver: postgres
@@ -424,8 +428,8 @@ store:
 	t.Run("a DSN written in the file is refused without being shown", func(t *testing.T) {
 		_, err := load(t, minimal+`
   - name: beta
-    companyId: c
-    collectionId: c
+    companyId: 10000000-0000-4000-8000-000000000007
+    collectionId: 20000000-0000-4000-8000-000000000008
     source:
       sql: {driver: postgres, query: SELECT 1, dsn: "`+dsn+`"}
 `, nil)
@@ -476,8 +480,8 @@ log:
   level: loud
 tenants:
   - name: acme
-    companyId: c-1
-    collectionId: col-1
+    companyId: 10000000-0000-4000-8000-000000000005
+    collectionId: 20000000-0000-4000-8000-000000000006
     source:
       csv:
         dir: drop
@@ -577,8 +581,8 @@ func TestTenants(t *testing.T) {
 		cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+`
     people: {batchSize: 50, defaultBalance: 25}
   - name: globex_eu
-    companyId: company-2
-    collectionId: collection-2
+    companyId: 10000000-0000-4000-8000-000000000003
+    collectionId: 20000000-0000-4000-8000-000000000004
     source:
       sql:
         driver: mysql
@@ -587,7 +591,7 @@ func TestTenants(t *testing.T) {
         columns: {externalId: emp_no, email: mail, firstName: given, lastName: family}
     safeguards: {maxDepartedRatio: 0.05, minPopulation: 10}
     personalize:
-      collections: [p-1, p-2]
+      collections: [30000000-0000-4000-8000-000000000001, 30000000-0000-4000-8000-000000000002]
     schedules: {people: "0 */5 * * * *", orders: "@hourly"}
 `), noEnv)
 		if err != nil {
@@ -613,7 +617,7 @@ func TestTenants(t *testing.T) {
 		if g.Safeguards != (Safeguards{MaxDepartedRatio: 0.05, MinRowsRatio: 0.8, MaxRejectedRatio: 0.1, MinPopulation: 10}) {
 			t.Errorf("safeguards = %+v", g.Safeguards)
 		}
-		if !slices.Equal(g.Personalize.Collections, []string{"p-1", "p-2"}) || g.Schedules.Orders != "@hourly" {
+		if !slices.Equal(g.Personalize.Collections, []string{"30000000-0000-4000-8000-000000000001", "30000000-0000-4000-8000-000000000002"}) || g.Schedules.Orders != "@hourly" {
 			t.Errorf("personalize %+v schedules %+v", g.Personalize, g.Schedules)
 		}
 		if _, ok := cfg.Tenant("nobody"); ok {
@@ -621,7 +625,7 @@ func TestTenants(t *testing.T) {
 		}
 	})
 	t.Run("duplicate names", func(t *testing.T) {
-		_, err := load(t, minimal+"  - name: acme\n    companyId: c\n    collectionId: c\n    source: {csv: {dir: d}}\n", nil)
+		_, err := load(t, minimal+"  - name: acme\n    companyId: 10000000-0000-4000-8000-000000000007\n    collectionId: 20000000-0000-4000-8000-000000000008\n    source: {csv: {dir: d}}\n", nil)
 		ps := problemsOf(t, err)
 		if len(ps) != 1 || !hasProblem(ps, "tenants[1].name", `"acme" is already the name of tenants[0]`) || ps[0].Line != 9 {
 			t.Errorf("problems = %v", ps)
@@ -651,7 +655,7 @@ func TestTenants(t *testing.T) {
 }
 
 func TestSourceRule(t *testing.T) {
-	base := "tenants:\n  - name: acme\n    companyId: c\n    collectionId: c\n"
+	base := "tenants:\n  - name: acme\n    companyId: 10000000-0000-4000-8000-000000000007\n    collectionId: 20000000-0000-4000-8000-000000000008\n"
 	cases := []struct {
 		name, source, path, reason string
 	}{
@@ -694,7 +698,7 @@ func TestRanges(t *testing.T) {
 		{"negative balance", "    people: {defaultBalance: -5}\n", "tenants[0].people.defaultBalance", "must not be negative"},
 		{"grant reason with a slash", "    people: {grantReason: a/b}\n", "tenants[0].people.grantReason", "lower-case"},
 		{"negative window", "    personalize: {windowAfter: -1d}\n", "tenants[0].personalize.windowAfter", "must not be negative"},
-		{"duplicate collection", "    personalize: {collections: [a, a]}\n", "tenants[0].personalize.collections[1]", "listed twice"},
+		{"duplicate collection", "    personalize: {collections: [30000000-0000-4000-8000-000000000001, 30000000-0000-4000-8000-000000000001]}\n", "tenants[0].personalize.collections[1]", "listed twice"},
 		{"country", "    orders: {country: France}\n", "tenants[0].orders.country", "ISO 3166-1"},
 		{"language", "    orders: {language: 'not a tag!'}\n", "tenants[0].orders.language", "language tag"},
 		{"chunk", "    orders: {userIdsChunk: 0}\n", "tenants[0].orders.userIdsChunk", "at least 1"},
@@ -740,7 +744,7 @@ api: {timeout: 1m30s}
 
 func TestShowRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"    personalize: {collections: [p-1], windowAfter: 36h}\n    orders: {country: US}\n"), noEnv)
+	cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"    personalize: {collections: [30000000-0000-4000-8000-000000000001], windowAfter: 36h}\n    orders: {country: US}\n"), noEnv)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}

@@ -14,13 +14,17 @@ type Problem struct {
 	// Line is the 1-based line of the file the problem points at, 0 when
 	// the field is not in the file (a default or an environment override).
 	Line int
+	// Column is the 1-based column on Line, 0 when not known. The YAML
+	// parser gives it for syntax errors and unknown keys.
+	Column int
 	// Env names the environment variable the value came from, if any.
 	Env string
 	// Reason says what is wrong, without echoing any secret.
 	Reason string
 }
 
-// String renders the problem as "path: reason (line N)".
+// String renders the problem as "path: reason (line N)", or
+// "(line N, column C)" when the column is known.
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.Path != "" {
@@ -31,6 +35,8 @@ func (p Problem) String() string {
 	switch {
 	case p.Env != "":
 		b.WriteString(" (from " + p.Env + ")")
+	case p.Line > 0 && p.Column > 0:
+		b.WriteString(" (line " + strconv.Itoa(p.Line) + ", column " + strconv.Itoa(p.Column) + ")")
 	case p.Line > 0:
 		b.WriteString(" (line " + strconv.Itoa(p.Line) + ")")
 	}

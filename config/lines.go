@@ -72,25 +72,20 @@ func (idx *nodeIndex) lineOf(path string) int {
 	return 0
 }
 
-// typeErrorLine splits one entry of a yaml.TypeError.
-var (
-	typeErrorLine = regexp.MustCompile(`^line (\d+): (.*)$`)
-	unknownField  = regexp.MustCompile(`^field (.+) not found in type \S+$`)
-)
+// typeErrorLine splits one entry of a yaml.TypeError; its line is the one
+// of the node that did not decode.
+var typeErrorLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
-// typeProblem turns one entry of a yaml.TypeError ("line 7: field timout not
-// found in type config.API") into a Problem naming the field path.
+// typeProblem turns one entry of a yaml.TypeError ("line 7: cannot
+// unmarshal !!str `many` into int") into a Problem naming the field path.
+// Unknown keys are not among them: checkKeys finds those.
 func (idx *nodeIndex) typeProblem(msg string) Problem {
 	m := typeErrorLine.FindStringSubmatch(msg)
 	if m == nil {
 		return Problem{Reason: msg}
 	}
 	line, _ := strconv.Atoi(m[1])
-	reason := m[2]
-	if u := unknownField.FindStringSubmatch(reason); u != nil {
-		return Problem{Path: idx.keyAt(line, u[1]), Line: line, Reason: "unknown key " + strconv.Quote(u[1])}
-	}
-	return Problem{Path: idx.deepestAt(line), Line: line, Reason: typeReason(reason)}
+	return Problem{Path: idx.deepestAt(line), Line: line, Reason: typeReason(m[2])}
 }
 
 // cannotUnmarshal reads yaml.v3's "cannot unmarshal !!str `abc` into int".
@@ -131,16 +126,6 @@ func typeReason(reason string) string {
 		want = "a mapping"
 	}
 	return "must be " + want + ", not " + got
-}
-
-// keyAt finds the path of the key named name on line.
-func (idx *nodeIndex) keyAt(line int, name string) string {
-	for _, p := range idx.order {
-		if idx.lines[p] == line && (p == name || strings.HasSuffix(p, "."+name)) {
-			return p
-		}
-	}
-	return ""
 }
 
 // deepestAt finds the longest path that starts on line.

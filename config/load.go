@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -33,12 +32,21 @@ const (
 // Load reads the configuration file at path (or, when path is "", the file
 // named by HRSYNC_CONFIG), fills defaults, applies environment overrides,
 // resolves secrets and validates the result. env looks variables up; nil
-// means os.LookupEnv. Relative paths in the file (tokenFile, urlFile,
-// dsnFile, a drop folder's dir) are taken from the file's directory;
-// relative paths in the environment from the working directory.
+// means os.LookupEnv. Relative paths written in the file (a sqlite: store
+// url, the default one included, tokenFile, urlFile, dsnFile, a drop
+// folder's dir) are taken from the file's directory; relative paths from
+// the environment or a secret file from the working directory. Every path
+// is absolute once loaded.
 //
-// Every problem found is returned at once in a *Error.
+// Every problem found is returned at once in a *Error. Load checks nothing
+// on disk but the files it reads: LoadChecked also checks the drop folders.
 func Load(path string, env func(string) (string, bool)) (*Config, error) {
+	return LoadChecked(path, env, Checks{})
+}
+
+// LoadChecked is Load that also checks the drop folders as checks asks,
+// listing their problems with the file's.
+func LoadChecked(path string, env func(string) (string, bool), checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -52,7 +60,11 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Reason: readReason(err)}}}
 	}
-	cfg, err := Parse(data, filepath.Dir(path), env)
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, &Error{File: path, Problems: []Problem{{Reason: fmt.Sprintf("cannot resolve its folder: %v", err)}}}
+	}
+	cfg, err := parse(data, dir, env, checks)
 	var cerr *Error
 	if errors.As(err, &cerr) {
 		cerr.File = path
@@ -63,26 +75,32 @@ func Load(path string, env func(string) (string, bool)) (*Config, error) {
 // Parse is Load on the bytes of a file: dir is the directory relative paths
 // in it are taken from. It returns a *Error listing every problem.
 func Parse(data []byte, dir string, env func(string) (string, bool)) (*Config, error) {
+	return parse(data, dir, env, Checks{})
+}
+
+func parse(data []byte, dir string, env func(string) (string, bool), checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
+	if p, bad := checkSyntax(data); bad {
+		return nil, &Error{Problems: []Problem{p}}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, &Error{Problems: []Problem{syntaxProblem(err)}}
+		return nil, &Error{Problems: []Problem{{Reason: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}}
 	}
 	if len(root.Content) == 0 {
 		return nil, &Error{Problems: []Problem{{Reason: "the file is empty"}}}
 	}
 	idx := indexNode(&root)
 
-	ps := &problems{}
+	ps := &problems{list: checkKeys(&root)}
 	cfg := Default()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil {
 		var te *yaml.TypeError
 		if !errors.As(err, &te) {
-			return nil, &Error{Problems: []Problem{syntaxProblem(err)}}
+			return nil, &Error{Problems: []Problem{{Reason: "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}}}
 		}
 		for _, msg := range te.Errors {
 			ps.list = append(ps.list, idx.typeProblem(msg))
@@ -103,7 +121,9 @@ func Parse(data []byte, dir string, env func(string) (string, bool)) (*Config, e
 	cfg.resolvePaths(dir)
 	envPaths := cfg.applyEnv(env)
 	cfg.resolveSecrets(env, ps)
+	cfg.absStoreURL()
 	cfg.validate(ps)
+	cfg.checkFolders(checks, ps)
 
 	if len(ps.list) > 0 {
 		for i := range ps.list {
@@ -147,9 +167,45 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	abs(&c.API.TokenFile)
 	abs(&c.Store.URLFile)
+	if p, ok := c.Store.SQLitePath(); ok {
+		abs(&p)
+		c.Store.URL = NewConnURL("sqlite:" + p)
+	}
 	for i := range c.Tenants {
 		c.Tenants[i].Source.resolvePaths(abs)
 	}
+}
+
+// absStoreURL makes a relative sqlite: path that did not come from the
+// file (HRSYNC_STORE_URL, urlEnv, urlFile) absolute from the working
+// directory, so that every command names the file it opens.
+func (c *Config) absStoreURL() {
+	p, ok := c.Store.SQLitePath()
+	if !ok || p == "" || filepath.IsAbs(p) {
+		return
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		c.Store.URL = NewConnURL("sqlite:" + a)
+	}
+}
+
+// SQLitePath returns the file of a sqlite: store URL ("sqlite:PATH" or
+// "sqlite://PATH"); ok is false for another kind of store.
+func (s Store) SQLitePath() (path string, ok bool) {
+	raw := s.URL.Value()
+	if !strings.HasPrefix(raw, "sqlite:") {
+		return "", false
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//"), true
+}
+
+// Location says where the state lives, without any password: the SQLite
+// file, or the PostgreSQL database and schema.
+func (s Store) Location() string {
+	if p, ok := s.SQLitePath(); ok {
+		return "SQLite file " + p
+	}
+	return fmt.Sprintf("PostgreSQL %s, schema %s", s.URL, s.Schema)
 }
 
 // applyEnv applies the environment overrides and returns, for each field it
@@ -255,17 +311,4 @@ func readReason(err error) string {
 		return fmt.Sprintf("file %s cannot be read: %v", name, pe.Err)
 	}
 	return fmt.Sprintf("cannot read: %v", err)
-}
-
-// syntaxLine finds the line in a YAML syntax error.
-var syntaxLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// syntaxProblem turns a YAML syntax error into a Problem with its line.
-func syntaxProblem(err error) Problem {
-	msg := err.Error()
-	if m := syntaxLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return Problem{Line: n, Reason: "invalid YAML: " + m[2]}
-	}
-	return Problem{Reason: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: ")}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/google/uuid"
 	"github.com/robfig/cron/v3"
 	"golang.org/x/text/language"
 )
@@ -145,8 +146,8 @@ func (t *Tenant) validate(path string, ps *problems) {
 	case !tenantName.MatchString(t.Name):
 		ps.addf(path+".name", "must be 1 to 63 lower-case letters, digits, '-' or '_', starting with a letter or digit")
 	}
-	required(ps, path+".companyId", t.CompanyID)
-	required(ps, path+".collectionId", t.CollectionID)
+	uuidField(ps, path+".companyId", t.CompanyID)
+	uuidField(ps, path+".collectionId", t.CollectionID)
 	t.Source.validate(path+".source", ps)
 
 	p := &t.People
@@ -177,6 +178,8 @@ func (t *Tenant) validate(path string, ps *problems) {
 			ps.addf(cp, "must not be empty")
 		case seen[id]:
 			ps.addf(cp, "%q is listed twice", id)
+		default:
+			uuidField(ps, cp, id)
 		}
 		seen[id] = true
 	}
@@ -217,9 +220,15 @@ func (t *Tenant) validate(path string, ps *problems) {
 	}
 }
 
-func required(ps *problems, path, v string) {
+// uuidField checks that a platform id is given and is a UUID in its
+// canonical form, as the platform's API takes it.
+func uuidField(ps *problems, path, v string) {
 	if strings.TrimSpace(v) == "" {
 		ps.addf(path, "is required")
+		return
+	}
+	if _, err := uuid.Parse(v); err != nil || len(v) != len("00000000-0000-0000-0000-000000000000") {
+		ps.addf(path, "%q is not a UUID such as 5f0c6b1e-2d4a-4c1e-9b7a-3e8f0a1c2d4e", v)
 	}
 }
 

@@ -8,7 +8,9 @@ set -euo pipefail
 BIN=${BIN:-bin/hrsync}
 ADDR=${DEMO_ADDR:-127.0.0.1:8080}
 export HRSYNC_API_TOKEN=${DEMO_TOKEN:-demo-token}
-export HRSYNC_STORE_URL=sqlite:demo/hrsync.db
+# No HRSYNC_STORE_URL: demo/hrsync.yaml's default store is hrsync.db beside it, demo/hrsync.db
+# (relative paths in a configuration file are taken from the file's folder).
+unset HRSYNC_STORE_URL
 export HRSYNC_LOG_LEVEL=warn HRSYNC_LOG_FORMAT=console
 
 fail() { printf 'make demo: %s\n' "$*" >&2; exit 1; }

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -67,7 +68,27 @@ var (
 	// ErrFileProcessed is returned by FinishRun when the source file's hash
 	// was already recorded as processed for the tenant.
 	ErrFileProcessed = errors.New("source file already processed")
+	// ErrNoState is returned by Open with Options.ReadOnly when there is no
+	// state to read: no SQLite file, or no hrsync tables in it or in the
+	// PostgreSQL schema. The error is a *NoStateError saying where.
+	ErrNoState = errors.New("no state yet")
+	// ErrStateOutdated is returned by Open with Options.ReadOnly when the
+	// state's tables are older than this binary: `hrsync migrate` (or any
+	// run) upgrades them.
+	ErrStateOutdated = errors.New("state tables older than this binary")
 )
+
+// NoStateError is ErrNoState with the place the state was looked for.
+type NoStateError struct {
+	// Where is the SQLite file or the PostgreSQL schema.
+	Where string
+}
+
+// Error says where no state was found.
+func (e *NoStateError) Error() string { return "no state yet at " + e.Where }
+
+// Is makes errors.Is(err, ErrNoState) true.
+func (e *NoStateError) Is(target error) bool { return target == ErrNoState }
 
 // Options tune Open.
 type Options struct {
@@ -76,6 +97,12 @@ type Options struct {
 	Schema string
 	// Migrate applies pending migrations during Open.
 	Migrate bool
+	// ReadOnly opens existing state for reading and creates nothing: no
+	// SQLite file, lock file or PostgreSQL schema, and no migration (Migrate
+	// is ignored). State that does not exist yet is ErrNoState; tables
+	// older than this binary are ErrStateOutdated. Every connection refuses
+	// writes.
+	ReadOnly bool
 	// BusyTimeout is how long a SQLite connection waits for another
 	// process's write lock before failing. Zero means 10 seconds.
 	BusyTimeout time.Duration
@@ -109,6 +136,11 @@ type Store struct {
 	// lock files are made.
 	path string
 	now  func() time.Time
+	// tempDir is the folder of an OpenEmpty store, removed by Close.
+	tempDir string
+	// readOnly is set by Options.ReadOnly on PostgreSQL, whose driver
+	// begins explicit transactions READ WRITE unless told otherwise.
+	readOnly bool
 }
 
 // Open connects to the state database named by dsn:
@@ -138,6 +170,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.now = now
+	if opts.ReadOnly {
+		if err := s.checkReadable(ctx); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		return s, nil
+	}
 	if opts.Migrate {
 		if err := s.Migrate(ctx); err != nil {
 			_ = s.Close()
@@ -162,6 +201,9 @@ func openSQLite(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	if opts.ReadOnly {
+		return openSQLiteReadOnly(ctx, abs, opts)
 	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
@@ -201,6 +243,90 @@ func openSQLite(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// readOnlyParams are the parameters of a read-only SQLite connection. It
+// sets no journal mode: the file keeps the one it was made with.
+func readOnlyParams(opts Options) string {
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	return fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_time_format=sqlite", busy.Milliseconds())
+}
+
+// openSQLiteReadOnly opens an existing SQLite file with query-only
+// connections, creating nothing: no file, no lock file, no journal mode
+// change.
+func openSQLiteReadOnly(ctx context.Context, abs string, opts Options) (*Store, error) {
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &NoStateError{Where: abs}
+	case err != nil:
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("open sqlite: %s is a folder", abs)
+	}
+	db, err := sql.Open("sqlite", abs+"?"+readOnlyParams(opts)+"&_pragma=query_only(1)")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	db.SetMaxOpenConns(8)
+	x := sqlx.NewDb(db, "sqlite3")
+	s := &Store{dialect: dialectSQLite, w: x, r: x, path: abs}
+	if err := x.PingContext(ctx); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	return s, nil
+}
+
+// checkReadable checks that a read-only store holds hrsync's tables at the
+// version this binary knows, without creating anything.
+func (s *Store) checkReadable(ctx context.Context) error {
+	where := s.path
+	table := "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = $1"
+	if s.dialect == dialectPostgres {
+		where = "PostgreSQL schema " + s.schema
+		table = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1"
+	}
+	var n int
+	if err := s.r.QueryRowxContext(ctx, s.r.Rebind(table), goose.DefaultTablename).Scan(&n); err != nil {
+		return fmt.Errorf("read state version: %w", err)
+	}
+	if n == 0 {
+		return &NoStateError{Where: where}
+	}
+	var current sql.NullInt64
+	q := "SELECT MAX(version_id) FROM " + goose.DefaultTablename + " WHERE is_applied"
+	if err := s.r.QueryRowxContext(ctx, q).Scan(&current); err != nil {
+		return fmt.Errorf("read state version: %w", err)
+	}
+	if current.Int64 == 0 {
+		return &NoStateError{Where: where}
+	}
+	latest, err := s.latestMigration()
+	if err != nil {
+		return err
+	}
+	if current.Int64 < latest {
+		return fmt.Errorf("%s: version %d of %d: %w", where, current.Int64, latest, ErrStateOutdated)
+	}
+	return nil
+}
+
+// latestMigration is the newest migration version this binary has.
+func (s *Store) latestMigration() (int64, error) {
+	p, err := s.provider()
+	if err != nil {
+		return 0, err
+	}
+	srcs := p.ListSources()
+	if len(srcs) == 0 {
+		return 0, errors.New("migrations: none embedded")
+	}
+	return srcs[len(srcs)-1].Version, nil
+}
+
 // withSetupLock runs fn holding the SQLite file's setup lock, which
 // processes opening or migrating the same file take in turn.
 func (s *Store) withSetupLock(ctx context.Context, fn func() error) error {
@@ -229,6 +355,9 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*Store, error)
 	// Every connection resolves unqualified names in the schema, so the
 	// same SQL serves every schema and goose keeps its version table there.
 	cfg.Runtime["search_path"] = pq.QuoteIdentifier(schema)
+	if opts.ReadOnly {
+		cfg.Runtime["default_transaction_read_only"] = "on"
+	}
 	conn, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -236,11 +365,31 @@ func openPostgres(ctx context.Context, dsn string, opts Options) (*Store, error)
 	db := sqlx.NewDb(sql.OpenDB(conn), "postgres")
 	db.SetMaxOpenConns(16)
 	db.SetMaxIdleConns(4)
+	if opts.ReadOnly {
+		return &Store{dialect: dialectPostgres, w: db, r: db, schema: schema, readOnly: true}, nil
+	}
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+pq.QuoteIdentifier(schema)); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("create schema: %w", err)
 	}
 	return &Store{dialect: dialectPostgres, w: db, r: db, schema: schema}, nil
+}
+
+// OpenEmpty returns a state with hrsync's tables and no rows, in a
+// temporary SQLite file that Close removes: what a plan is made against
+// before anything has run, without creating the configured state.
+func OpenEmpty(ctx context.Context) (*Store, error) {
+	dir, err := os.MkdirTemp("", "hrsync-empty-state-")
+	if err != nil {
+		return nil, fmt.Errorf("open empty state: %w", err)
+	}
+	s, err := Open(ctx, "sqlite:"+filepath.Join(dir, "empty.db"), Options{Migrate: true})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("open empty state: %w", err)
+	}
+	s.tempDir = dir
+	return s, nil
 }
 
 // Close releases the store's connections. Locks taken with TryLock should be
@@ -252,6 +401,9 @@ func (s *Store) Close() error {
 	}
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
+	}
+	if s.tempDir != "" {
+		errs = append(errs, os.RemoveAll(s.tempDir))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close store: %w", err)
@@ -346,7 +498,11 @@ func (s *Store) lockKey(name string) int64 {
 // inTx runs fn in one write transaction and commits it, or rolls it back
 // when fn fails.
 func (s *Store) inTx(ctx context.Context, what string, fn func(tx *sqlx.Tx) error) error {
-	tx, err := s.w.BeginTxx(ctx, nil)
+	var opts *sql.TxOptions
+	if s.readOnly {
+		opts = &sql.TxOptions{ReadOnly: true}
+	}
+	tx, err := s.w.BeginTxx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("%s: begin: %w", what, err)
 	}

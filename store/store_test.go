@@ -26,7 +26,9 @@ const pgEnv = "HRSYNC_TEST_POSTGRES_URL"
 // hold two Store values at once, as two processes would.
 type backend struct {
 	name string
-	open func(t testing.TB) *store.Store
+	// dsn and schema name the database, for opening it in other ways.
+	dsn, schema string
+	open        func(t testing.TB) *store.Store
 	// raw is a plain database/sql handle on the same tables, for baselines.
 	raw func(t testing.TB) *sql.DB
 }
@@ -53,7 +55,7 @@ func randomName(t testing.TB, prefix string) string {
 func sqliteBackend(t testing.TB) backend {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state.db")
-	return backend{name: "sqlite", open: func(t testing.TB) *store.Store {
+	return backend{name: "sqlite", dsn: "sqlite:" + path, open: func(t testing.TB) *store.Store {
 		t.Helper()
 		return mustOpen(t, "sqlite:"+path, store.Options{Migrate: true})
 	}, raw: func(t testing.TB) *sql.DB {
@@ -78,7 +80,7 @@ func postgresBackend(t testing.TB) backend {
 			t.Errorf("drop schema: %v", err)
 		}
 	})
-	return backend{name: "postgres", open: func(t testing.TB) *store.Store {
+	return backend{name: "postgres", dsn: u, schema: schema, open: func(t testing.TB) *store.Store {
 		t.Helper()
 		return mustOpen(t, u, store.Options{Schema: schema, Migrate: true})
 	}, raw: func(t testing.TB) *sql.DB {

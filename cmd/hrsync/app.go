@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,10 +42,11 @@ func addConfigFlags(cmd *cobra.Command) {
 }
 
 // loadApp reads the configuration named by --config and builds the logger.
-// A configuration problem exits with the configuration code.
+// The drop folders the command needs are checked with the file (see
+// folderAccess). A configuration problem exits with the configuration code.
 func loadApp(cmd *cobra.Command) (*app, error) {
 	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.Load(path, nil)
+	cfg, err := config.LoadChecked(path, nil, folderChecks(cmd))
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -57,6 +59,44 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 		finalLineOf(cmd.Context()).useJSON(log)
 	}
 	return &app{cfg: cfg, log: log}, nil
+}
+
+// folderAccess is how much of the CSV drop folders a command needs, checked
+// before it starts (exit 2 on a problem, every problem listed):
+//
+//   - the daemon moves files into processed/ and failed/: each folder must
+//     be readable and writable, and so must processed/ and failed/ (created
+//     by the first archive when missing), or it does not start;
+//   - run people and run all check the same at the start of each people
+//     cycle instead (folderExportsFeed): there a problem is the cycle's
+//     failed outcome (exit 1), with its run record, last line and metrics,
+//     before any call;
+//   - status lists the files in each folder and its archives: it must be
+//     readable;
+//   - validate and plan read the folder when given no FILE: it must be
+//     readable; given FILEs they read only those, so an HR admin can check an
+//     export on a laptop where the drop folder does not exist;
+//   - config check checks like run (config.go);
+//   - the other commands never read the folders: nothing is checked.
+func folderAccess(cmd *cobra.Command) config.FolderAccess {
+	switch strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") {
+	case "daemon":
+		return config.FoldersWritable
+	case "status":
+		return config.FoldersReadable
+	case "validate", "plan":
+		if cmd.Flags().NArg() == 0 {
+			return config.FoldersReadable
+		}
+	}
+	return config.FoldersUnchecked
+}
+
+// folderChecks are the checks of the drop folders of the tenants a command
+// acts on (--tenant, or all).
+func folderChecks(cmd *cobra.Command) config.Checks {
+	tenant, _ := cmd.Flags().GetString("tenant")
+	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant}
 }
 
 // newLogger builds a zap logger: JSON by default, readable console lines when
@@ -115,6 +155,57 @@ func loadAppStore(cmd *cobra.Command) (*app, *store.Store, error) {
 		return nil, nil, err
 	}
 	return a, st, nil
+}
+
+// loadAppStoreReadOnly is loadAppStore for the commands that only read the
+// state (status, plan, grants list, orders show): it never creates it.
+func loadAppStoreReadOnly(cmd *cobra.Command) (*app, *store.Store, error) {
+	a, err := loadApp(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := a.openStoreReadOnly(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, st, nil
+}
+
+// openStoreReadOnly opens the configured state for reading, creating nothing
+// (no SQLite file, no PostgreSQL schema, no migration). When nothing has run
+// yet it says "no state yet at PATH" (on stdout, or only in the log when the
+// command prints JSON) and returns an empty throwaway state, so that status
+// and grants list show nothing and plan plans against an empty state.
+func (a *app) openStoreReadOnly(cmd *cobra.Command) (*store.Store, error) {
+	ctx := cmd.Context()
+	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, ReadOnly: true})
+	switch {
+	case errors.Is(err, store.ErrNoState):
+		where := a.cfg.Store.Location()
+		if p, ok := a.cfg.Store.SQLitePath(); ok {
+			where = p
+		}
+		a.log.Info("no state yet", zap.String("at", where))
+		if !printsJSON(cmd) {
+			fmt.Fprintf(cmd.OutOrStdout(), "no state yet at %s\n", where)
+		}
+		return store.OpenEmpty(ctx)
+	case errors.Is(err, store.ErrStateOutdated):
+		return nil, fmt.Errorf("state at %s: %w: run hrsync migrate", a.cfg.Store.Location(), err)
+	case err != nil:
+		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
+	}
+	return st, nil
+}
+
+// printsJSON tells whether the command was asked for JSON output (--json,
+// or -o/--output json).
+func printsJSON(cmd *cobra.Command) bool {
+	if v, err := cmd.Flags().GetBool("json"); err == nil && v {
+		return true
+	}
+	v, err := cmd.Flags().GetString("output")
+	return err == nil && v == "json"
 }
 
 // openStore opens and migrates the configured store.

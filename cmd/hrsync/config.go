@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -29,10 +31,11 @@ func configFlag(cmd *cobra.Command) {
 }
 
 // loadConfigFlag loads the file --config names, with the process's
-// environment; a problem exits with the configuration code.
-func loadConfigFlag(cmd *cobra.Command) (*config.Config, string, error) {
+// environment, checking the drop folders as checks asks; a problem exits
+// with the configuration code.
+func loadConfigFlag(cmd *cobra.Command, checks config.Checks) (*config.Config, string, error) {
 	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.Load(path, nil)
+	cfg, err := config.LoadChecked(path, nil, checks)
 	if err != nil {
 		return nil, "", withCode(exitUsage, err)
 	}
@@ -47,11 +50,13 @@ func newConfigCheckCmd() *cobra.Command {
 		Use:   "check",
 		Short: "Load and validate the configuration, listing every problem",
 		Long: `check loads the configuration as every other command does (file, environment
-overrides, secrets) and lists every problem with its field path and line.
+overrides, secrets), checks that each CSV drop folder is a readable and writable
+folder, with processed/ and failed/ writable or creatable, and lists every
+problem with its field path and line. It prints where the state lives.
 It exits 0 when the configuration is valid and 2 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, path, err := loadConfigFlag(cmd)
+			cfg, path, err := loadConfigFlag(cmd, config.Checks{Folders: config.FoldersWritable})
 			if err != nil {
 				return err
 			}
@@ -62,7 +67,8 @@ It exits 0 when the configuration is valid and 2 otherwise.`,
 	return cmd
 }
 
-// printCheck summarizes a valid configuration.
+// printCheck summarizes a valid configuration: its tenants, where the state
+// lives, each drop folder, and which secrets are set.
 func printCheck(w io.Writer, path string, cfg *config.Config) error {
 	names := make([]string, 0, len(cfg.Tenants))
 	for _, t := range cfg.Tenants {
@@ -70,11 +76,42 @@ func printCheck(w io.Writer, path string, cfg *config.Config) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "configuration %s is valid: %d tenant(s): %s\n", path, len(cfg.Tenants), strings.Join(names, ", "))
+	fmt.Fprintf(&b, "  state: %s\n", stateStatus(cfg.Store))
+	for _, t := range cfg.Tenants {
+		if t.Source.CSV != nil {
+			fmt.Fprintf(&b, "  tenant %s: %s\n", t.Name, folderStatus(t.Source.CSV.Dir))
+		}
+	}
 	for _, line := range secretStatus(cfg) {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// stateStatus says where the state lives and, for SQLite, whether the file
+// exists yet.
+func stateStatus(s config.Store) string {
+	where := s.Location()
+	p, ok := s.SQLitePath()
+	if !ok {
+		return where
+	}
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		return where + " (not created yet: the first run or hrsync migrate creates it)"
+	}
+	return where
+}
+
+// folderStatus describes a drop folder that passed the checks, naming the
+// archive folders the first archive will create.
+func folderStatus(dir string) string {
+	st := config.CheckFolder(dir, config.FoldersWritable)
+	out := "drop folder " + dir + " (readable and writable"
+	if len(st.Missing) > 0 {
+		out += "; " + strings.Join(st.Missing, "/ and ") + "/ created by the first archive"
+	}
+	return out + ")"
 }
 
 // secretStatus says which secrets are set, never their values.
@@ -106,7 +143,7 @@ shown as [redacted] or left out, and passwords in URLs as xxxxx. -o json prints
 			if err != nil {
 				return err
 			}
-			cfg, path, err := loadConfigFlag(cmd)
+			cfg, path, err := loadConfigFlag(cmd, config.Checks{})
 			if err != nil {
 				return err
 			}

@@ -36,10 +36,13 @@ func TestConfigCommand(t *testing.T) {
   tokenFile: token
 tenants:
   - name: acme
-    companyId: company-1
-    collectionId: collection-1
+    companyId: 10000000-0000-4000-8000-000000000001
+    collectionId: 20000000-0000-4000-8000-000000000002
     source: {csv: {dir: drop}}
 `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "drop"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(dir, "bad.yaml")
@@ -48,14 +51,34 @@ tenants:
 tenants:
   - name: acme
     safeguards: {minRowsRatio: 2}
-    source: {csv: {dir: drop}}
+    source: {csv: {dir: absent}}
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("check a valid file", func(t *testing.T) {
 		out, code := runConfigCmd(t, "config", "check", "--config", good)
-		if code != exitOK || !strings.Contains(out, "is valid: 1 tenant(s): acme (csv)") || !strings.Contains(out, "api token: set") {
+		if code != exitOK {
+			t.Fatalf("exit %d, output:\n%s", code, out)
+		}
+		for _, want := range []string{
+			"is valid: 1 tenant(s): acme (csv)",
+			"\n  state: SQLite file " + filepath.Join(dir, "hrsync.db") + " (not created yet: the first run or hrsync migrate creates it)\n",
+			"\n  tenant acme: drop folder " + filepath.Join(dir, "drop") + " (readable and writable; processed/ and failed/ created by the first archive)\n",
+			"api token: set",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "hrsync.db")); err == nil {
+			t.Errorf("config check created the state")
+		}
+	})
+	t.Run("check names a PostgreSQL store's schema, without its password", func(t *testing.T) {
+		t.Setenv("HRSYNC_STORE_URL", "postgres://hrsync:pg-s3cr3t@db.internal:5432/hr")
+		out, code := runConfigCmd(t, "config", "check", "--config", good)
+		if code != exitOK || !strings.Contains(out, "\n  state: PostgreSQL postgres://hrsync:xxxxx@db.internal:5432/hr, schema hrsync\n") || strings.Contains(out, "pg-s3cr3t") {
 			t.Errorf("exit %d, output:\n%s", code, out)
 		}
 	})
@@ -65,9 +88,10 @@ tenants:
 			t.Errorf("exit %d, want %d", code, exitUsage)
 		}
 		for _, want := range []string{
-			`api.timout: unknown key "timout" (line 2)`,
+			`api.timout: unknown key "timout"; did you mean "timeout"? (line 2, column 3)`,
 			"tenants[0].companyId: is required",
 			"tenants[0].safeguards.minRowsRatio: must be between 0 and 1 (line 5)",
+			"tenants[0].source.csv.dir: folder " + filepath.Join(dir, "absent") + " does not exist (line 6)",
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)

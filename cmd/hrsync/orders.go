@@ -109,7 +109,7 @@ func newOrdersCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, st, err := loadAppStore(cmd)
+			a, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}

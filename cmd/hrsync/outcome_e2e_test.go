@@ -163,7 +163,7 @@ func TestE2EOutcomes(t *testing.T) {
 				}
 				return nil
 			},
-			lineHas: []string{"read the source", "not a directory", "check the tenant's source"},
+			lineHas: []string{"read the source", "is not a folder", "check the tenant's source"},
 		},
 		{
 			name: "the SQL source's database is down",

@@ -168,7 +168,7 @@ the export trips. It changes nothing. -o json prints the plans as a JSON list.`,
 			if err != nil {
 				return err
 			}
-			a, st, err := loadAppStore(cmd)
+			a, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}
@@ -389,7 +389,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			if err != nil {
 				return err
 			}
-			_, st, err := loadAppStore(cmd)
+			_, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}

@@ -77,7 +77,11 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 // run); else every ready export.
 func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 	if r == nil || r.tenant != t.Name || t.Source.CSV == nil {
-		return a.feed(t, nil)
+		feed, err := a.feed(t, nil)
+		if err != nil || t.Source.CSV == nil {
+			return feed, err
+		}
+		return checkedFolderFeed(t.Source.CSV.Dir, feed), nil
 	}
 	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
 	if err != nil {
@@ -93,6 +97,20 @@ func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", f.Name))
 		return []people.Export{folderExport(ctx, folder, f, opts)}, nil
 	}, nil
+}
+
+// checkedFolderFeed checks, each time a run lists its exports, that the
+// drop folder can be read and written (and its processed/ and failed/), so
+// that a folder gone, unreadable or read-only fails the run before any call,
+// with its run record, rather than after the calls when the export cannot be
+// archived.
+func checkedFolderFeed(dir string, feed people.Feed) people.Feed {
+	return func(ctx context.Context) ([]people.Export, error) {
+		if st := config.CheckFolder(dir, config.FoldersWritable); len(st.Problems) > 0 {
+			return nil, fmt.Errorf("drop folder: %s", strings.Join(st.Problems, "; "))
+		}
+		return feed(ctx)
+	}
 }
 
 // configPathOf is the configuration file as the operator named it (--config,

@@ -82,7 +82,7 @@ whose status is still polled. It changes nothing and makes no API call.`,
 			if err != nil {
 				return err
 			}
-			a, st, err := loadAppStore(cmd)
+			a, st, err := loadAppStoreReadOnly(cmd)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,139 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"hrsync/store"
+)
+
+// openReadOnly opens the backend's database read-only.
+func openReadOnly(b backend) (*store.Store, error) {
+	return store.Open(context.Background(), b.dsn, store.Options{Schema: b.schema, ReadOnly: true})
+}
+
+// sqliteDir is the folder of a SQLite backend's file ("" on PostgreSQL).
+func sqliteDir(b backend) string {
+	if !strings.HasPrefix(b.dsn, "sqlite:") {
+		return ""
+	}
+	return filepath.Dir(strings.TrimPrefix(b.dsn, "sqlite:"))
+}
+
+// schemaExists tells whether the PostgreSQL backend's schema exists.
+func schemaExists(t *testing.T, b backend) bool {
+	t.Helper()
+	var n int
+	if err := b.raw(t).QueryRow("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = $1", b.schema).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n > 0
+}
+
+func TestOpenReadOnly(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		t.Run("no state yet: a typed error, and nothing is created", func(t *testing.T) {
+			_, err := openReadOnly(b)
+			wantErr(t, err, store.ErrNoState)
+			var nse *store.NoStateError
+			if !errors.As(err, &nse) || !strings.HasPrefix(err.Error(), "no state yet at ") {
+				t.Fatalf("error = %v, want a *NoStateError", err)
+			}
+			if dir := sqliteDir(b); dir != "" {
+				if es, _ := os.ReadDir(dir); len(es) != 0 {
+					t.Errorf("read-only open created %d files in the state folder", len(es))
+				}
+				if want := filepath.Join(dir, "state.db"); nse.Where != want {
+					t.Errorf("where = %q, want %q", nse.Where, want)
+				}
+			} else {
+				if schemaExists(t, b) {
+					t.Errorf("read-only open created the schema")
+				}
+				if nse.Where != "PostgreSQL schema "+b.schema {
+					t.Errorf("where = %q", nse.Where)
+				}
+			}
+		})
+		if dir := sqliteDir(b); dir != "" {
+			t.Run("an empty SQLite file holds no state and stays empty", func(t *testing.T) {
+				path := filepath.Join(dir, "state.db")
+				must(t, os.WriteFile(path, nil, 0o600))
+				defer os.Remove(path) //nolint:errcheck // the next subtest migrates a new one
+				_, err := openReadOnly(b)
+				wantErr(t, err, store.ErrNoState)
+				if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
+					t.Errorf("the file changed: %v %v", fi, err)
+				}
+			})
+		} else {
+			t.Run("an empty PostgreSQL schema holds no state", func(t *testing.T) {
+				db := b.raw(t)
+				_, err := db.Exec(`CREATE SCHEMA "` + b.schema + `"`)
+				must(t, err)
+				_, err = openReadOnly(b)
+				wantErr(t, err, store.ErrNoState)
+				_, err = db.Exec(`DROP SCHEMA "` + b.schema + `"`)
+				must(t, err)
+			})
+		}
+
+		rw := b.open(t) // creates and migrates the state
+		run := store.Run{ID: uuid.NewString(), Job: store.JobPeople, Tenant: "acme"}
+		must(t, rw.StartRun(ctx(t), run))
+
+		t.Run("existing state reads, and refuses writes", func(t *testing.T) {
+			ro, err := openReadOnly(b)
+			must(t, err)
+			defer ro.Close() //nolint:errcheck // read only
+			runs, err := ro.LastRuns(ctx(t), 10)
+			must(t, err)
+			if len(runs) != 1 || runs[0].ID != run.ID {
+				t.Errorf("runs = %+v", runs)
+			}
+			if err := ro.StartRun(ctx(t), store.Run{ID: uuid.NewString(), Job: store.JobPeople, Tenant: "acme"}); err == nil {
+				t.Errorf("a read-only store wrote a run")
+			}
+			if runs, err := rw.LastRuns(ctx(t), 10); err != nil || len(runs) != 1 {
+				t.Errorf("runs after the refused write: %d, %v", len(runs), err)
+			}
+		})
+		t.Run("tables older than the binary", func(t *testing.T) {
+			db := b.raw(t)
+			var latest int64
+			must(t, db.QueryRow("SELECT MAX(version_id) FROM goose_db_version").Scan(&latest))
+			_, err := db.Exec(fmt.Sprintf("DELETE FROM goose_db_version WHERE version_id = %d", latest))
+			must(t, err)
+			_, err = openReadOnly(b)
+			wantErr(t, err, store.ErrStateOutdated)
+		})
+	})
+}
+
+func TestOpenEmpty(t *testing.T) {
+	s, err := store.OpenEmpty(ctx(t))
+	must(t, err)
+	runs, err := s.LastRuns(ctx(t), 10)
+	if err != nil || len(runs) != 0 {
+		t.Errorf("runs = %v, %v", runs, err)
+	}
+	grants, err := s.ListGrants(ctx(t), store.GrantFilter{})
+	if err != nil || len(grants) != 0 {
+		t.Errorf("grants = %v, %v", grants, err)
+	}
+	dir := filepath.Dir(s.LockPath("x"))
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("its folder: %v", err)
+	}
+	must(t, s.Close())
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Close left its folder %s: %v", filepath.Base(dir), err)
+	}
+}
