@@ -165,7 +165,7 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 		},
 	}
 	addConfigFlags(cmd)
-	addRunOutputFlags(cmd)
+	addOutputFlag(cmd)
 	cmd.Flags().Bool("override-safeguards", false, "go on although a safeguard trips (this run only)")
 	if name == "people" {
 		cmd.Flags().String("file", "", "take this export back from the drop folder's failed/ (failed/NAME) and run only it, once; "+
@@ -180,10 +180,11 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 // step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
 func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, opts jobOptions) error {
-	asJSON, err := runOutputJSON(cmd)
+	format, err := outputFormat(cmd)
 	if err != nil {
 		return err
 	}
+	asJSON := format == outputJSON
 	tenants, err := a.tenants(cmd)
 	if err != nil {
 		return err
@@ -266,25 +267,6 @@ func newRunSummary(outcome store.RunOutcome, code int, line string, ends []cycle
 		s.Cycles = append(s.Cycles, c)
 	}
 	return s
-}
-
-// addRunOutputFlags adds run's output choice: -o text|json, and --json.
-func addRunOutputFlags(cmd *cobra.Command) {
-	cmd.Flags().StringP("output", "o", "text", "output format: text or json (the run's summary as one JSON document on stdout)")
-	cmd.Flags().Bool("json", false, "the same as -o json")
-}
-
-// runOutputJSON tells whether run prints JSON; an unknown format is a usage error.
-func runOutputJSON(cmd *cobra.Command) (bool, error) {
-	format, _ := cmd.Flags().GetString("output")
-	asJSON, _ := cmd.Flags().GetBool("json")
-	switch format {
-	case "json":
-		return true, nil
-	case "text":
-		return asJSON, nil
-	}
-	return false, withCode(exitUsage, fmt.Errorf("unknown output format %q: use text or json", format))
 }
 
 // cycleKeys lists the cycles a run makes: each job of each tenant, in

@@ -104,12 +104,12 @@ func createdPhrase(res *Result) string {
 	if res.Calls == 0 {
 		return "nothing to create"
 	}
-	return fmt.Sprintf("%s created, %s granted", plural(res.Created, "person", "people"), Money(res.Granted))
+	return fmt.Sprintf("%s created, %s granted", plural(res.Created, "person", "people"), money(res.Granted))
 }
 
-// Money renders an amount of credits with two decimals, never in
+// money renders an amount of credits with two decimals, never in
 // scientific notation.
-func Money(v float64) string { return fmt.Sprintf("%.2f", v) }
+func money(v float64) string { return fmt.Sprintf("%.2f", v) }
 
 // plural renders n with the singular or plural noun.
 func plural(n int, one, many string) string {
