@@ -1,11 +1,9 @@
 package main_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,17 +34,9 @@ func runIn(t *testing.T, dir string, args ...string) result {
 	cmd := exec.CommandContext(ctx, binaryPath(), args...)
 	cmd.Env = childEnv("HRSYNC_API_TOKEN="+e2eToken, "HRSYNC_LOG_FORMAT=json")
 	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && exit.Exited():
-		res.code = exit.ExitCode()
-	default:
-		t.Fatalf("run hrsync %s: %v", strings.Join(args, " "), err)
+	res := runExec(cmd)
+	if res.code < 0 {
+		t.Fatalf("run hrsync %s: %s", strings.Join(args, " "), res)
 	}
 	return res
 }

@@ -290,7 +290,13 @@ func (e *env) run(args ...string) result {
 func (e *env) runNoFatal(args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	cmd := e.command(ctx, args...)
+	return runExec(e.command(ctx, args...))
+}
+
+// runExec runs cmd to its end and returns its exit code and output; a
+// failure to start, or an end by a signal (a timeout), is exit code -1 with
+// the error appended to stderr.
+func runExec(cmd *exec.Cmd) result {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

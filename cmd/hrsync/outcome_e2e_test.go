@@ -72,15 +72,9 @@ func (e *env) runEnv(extra []string, args ...string) result {
 	defer cancel()
 	cmd := e.command(ctx, args...)
 	cmd.Env = append(cmd.Env, extra...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	if err != nil {
-		if cmd.ProcessState == nil || !cmd.ProcessState.Exited() {
-			e.t.Fatalf("run hrsync %s: %v", strings.Join(args, " "), err)
-		}
-		res.code = cmd.ProcessState.ExitCode()
+	res := runExec(cmd)
+	if res.code < 0 {
+		e.t.Fatalf("run hrsync %s: %s", strings.Join(args, " "), res)
 	}
 	return res
 }

@@ -3,7 +3,6 @@ package main_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,17 +21,9 @@ func (e *env) runShell(line string) result {
 	cmd := exec.CommandContext(ctx, "sh", "-c", line)
 	cmd.Env = childEnv("HRSYNC_API_TOKEN="+e2eToken, "PATH="+filepath.Dir(binaryPath())+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cmd.Dir = e.dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && exit.Exited():
-		res.code = exit.ExitCode()
-	default:
-		e.t.Fatalf("sh -c %s: %v\n%s", line, err, res)
+	res := runExec(cmd)
+	if res.code < 0 {
+		e.t.Fatalf("sh -c %s: %s", line, res)
 	}
 	return res
 }
