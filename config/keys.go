@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"gopkg.in/yaml.v3"
 )
 
@@ -140,7 +141,7 @@ func closest(name string, known map[string]reflect.Type) string {
 	best, bestD := "", -1
 	lower := strings.ToLower(name)
 	for k := range known {
-		d := editDistance(lower, strings.ToLower(k))
+		d := levenshtein.ComputeDistance(lower, strings.ToLower(k))
 		if bestD < 0 || d < bestD || (d == bestD && k < best) {
 			best, bestD = k, d
 		}
@@ -150,26 +151,4 @@ func closest(name string, known map[string]reflect.Type) string {
 		return ""
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

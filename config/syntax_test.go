@@ -110,17 +110,6 @@ func TestUnknownKeySuggestions(t *testing.T) {
 	})
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"timout", "timeout", 1}, {"kitten", "sitting", 3}, {"é", "e", 1}, {"abc", "", 3}} {
-		if got := editDistance(c.a, c.b); got != c.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.d)
-		}
-	}
-}
-
 func TestPlatformIDsAreUUIDs(t *testing.T) {
 	const good = "10000000-0000-4000-8000-000000000001"
 	file := `tenants:

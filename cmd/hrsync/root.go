@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -166,32 +167,11 @@ func closestFlag(cmd *cobra.Command, name string) string {
 		if f.Hidden {
 			return
 		}
-		if d := editDistance(strings.ToLower(name), f.Name); d < bestDist {
+		if d := levenshtein.ComputeDistance(strings.ToLower(name), f.Name); d < bestDist {
 			best, bestDist = f.Name, d
 		}
 	})
 	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // newHelpCmd replaces cobra's help command, which prints the usage and

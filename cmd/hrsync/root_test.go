@@ -253,16 +253,3 @@ func TestOutputFormat(t *testing.T) {
 	})
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0}, {"config", "config", 0}, {"confg", "config", 1}, {"", "abc", 3},
-		{"stat", "state", 1}, {"kitten", "sitting", 3},
-	} {
-		if got := editDistance(tc.a, tc.b); got != tc.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
-		}
-	}
-}
