@@ -252,4 +252,3 @@ func TestOutputFormat(t *testing.T) {
 		}
 	})
 }
-
