@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -338,12 +339,31 @@ func lastLine(ends []cycleEnd) (store.RunOutcome, string) {
 		line += "; " + next
 	}
 	if len(ends) > 1 && worst == store.OutcomeOK {
-		line = fmt.Sprintf("ok: %d cycles done; the last: %s %s: %s", len(ends), first.key.Job, first.key.Tenant, cause)
+		line = "ok: " + cyclesDone(ends)
 	}
 	if others > 0 {
 		line += fmt.Sprintf(" (and %s that did not end ok: see above)", plural(others, "other cycle", "other cycles"))
 	}
 	return worst, line
+}
+
+// cyclesDone says which cycles a run made: "3 cycles done (people,
+// personalize, orders of tenant acme)".
+func cyclesDone(ends []cycleEnd) string {
+	var jobs, tenants []string
+	for _, e := range ends {
+		if !slices.Contains(jobs, string(e.key.Job)) {
+			jobs = append(jobs, string(e.key.Job))
+		}
+		if !slices.Contains(tenants, e.key.Tenant) {
+			tenants = append(tenants, e.key.Tenant)
+		}
+	}
+	of := "tenant " + tenants[0]
+	if len(tenants) > 1 {
+		of = plural(len(tenants), "tenant", "tenants")
+	}
+	return fmt.Sprintf("%d cycles done (%s of %s)", len(ends), strings.Join(jobs, ", "), of)
 }
 
 // describeCycle is a cycle's cause and next step: the job's own words when
