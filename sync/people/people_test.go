@@ -440,6 +440,64 @@ func TestSafeguards(t *testing.T) {
 	})
 }
 
+// TestSafeguardsSmallPopulation checks the departure safeguard below
+// minPopulation: more than half of a small population departing still
+// stops the run, half does not, and an export with no accepted row (a
+// header alone) departs nobody, even with the override.
+func TestSafeguardsSmallPopulation(t *testing.T) {
+	e := newEnv(t)
+	rows := genPeople(10)
+	if _, err := e.job(nil).RunOnce(t.Context(), feed(e.export("a.csv", rows)), people.RunFlags{}); err != nil {
+		t.Fatal(err)
+	}
+	active := func(t *testing.T) int {
+		t.Helper()
+		n, _, err := e.st.CountPeople(t.Context(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	t.Run("six of ten departing stops the run", func(t *testing.T) {
+		rep, err := e.job(nil).RunOnce(t.Context(), feed(e.export("b.csv", rows[:4])), people.RunFlags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Outcome() != store.OutcomeSafeguard || len(rep.Exports[0].Safeguards) == 0 ||
+			rep.Exports[0].Safeguards[0].Name != "maxDepartedRatio" || rep.Exports[0].Safeguards[0].Threshold != people.SmallPopulationDepartedRatio {
+			t.Fatalf("outcome %s, trips %+v; want a maxDepartedRatio stop at 50%%", rep.Outcome(), rep.Exports[0].Safeguards)
+		}
+		if n := active(t); n != 10 {
+			t.Errorf("%d active people, want 10: nobody departed", n)
+		}
+	})
+	t.Run("a header alone stops the run and departs nobody, even overridden", func(t *testing.T) {
+		rep, err := e.job(nil).RunOnce(t.Context(), feed(e.export("c.csv", nil)), people.RunFlags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Outcome() != store.OutcomeSafeguard || rep.Exports[0].Safeguards[0].Name != "noAcceptedRow" {
+			t.Fatalf("outcome %s, trips %+v; want a noAcceptedRow stop", rep.Outcome(), rep.Exports[0].Safeguards)
+		}
+		rep, err = e.job(nil).RunOnce(t.Context(), feed(e.export("d.csv", nil)), people.RunFlags{OverrideSafeguards: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Exports[0].Counts["departed"] != 0 || active(t) != 10 {
+			t.Errorf("departed %d, active %d; want nobody departed", rep.Exports[0].Counts["departed"], active(t))
+		}
+	})
+	t.Run("five of ten departing goes on", func(t *testing.T) {
+		rep, err := e.job(nil).RunOnce(t.Context(), feed(e.export("e.csv", rows[:5])), people.RunFlags{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Outcome() != store.OutcomeOK || rep.Exports[0].Counts["departed"] != 5 || active(t) != 5 {
+			t.Errorf("outcome %s, departed %d, active %d; want ok, 5 and 5", rep.Outcome(), rep.Exports[0].Counts["departed"], active(t))
+		}
+	})
+}
+
 func TestChangesAndEmailChange(t *testing.T) {
 	e := newEnv(t)
 	rows := genPeople(3)

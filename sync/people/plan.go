@@ -252,7 +252,12 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	plan.Create = pending
 	plan.ActiveBefore = state.active
 	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
-	plan.Departed = state.departed()
+	if plan.Stats.Accepted > 0 {
+		// An export with no accepted row (a header alone, every row
+		// rejected, an empty query) says nothing about who left: it never
+		// departs anyone.
+		plan.Departed = state.departed()
+	}
 
 	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
 	if err != nil {
@@ -404,15 +409,29 @@ func DefaultSafeguards() Safeguards {
 	return Safeguards{MaxDepartedRatio: 0.20, MinRowsRatio: 0.80, MaxRejectedRatio: 0.10, MinPopulation: 50}
 }
 
+// SmallPopulationDepartedRatio is the departure limit below MinPopulation:
+// a run that would mark more than half of a small population departed still
+// stops.
+const SmallPopulationDepartedRatio = 0.5
+
 func (s Safeguards) check(p *Plan) []Trip {
 	var trips []Trip
 	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" }
-	if p.ActiveBefore >= s.MinPopulation && p.ActiveBefore > 0 {
+	if p.Stats.Accepted == 0 && p.ActiveBefore > 0 {
+		trips = append(trips, Trip{Name: "noAcceptedRow", Value: 0, Threshold: 1,
+			Message: fmt.Sprintf("the export has no accepted row (%d rows read, %d rejected) against %d active people; nobody is marked departed by such an export",
+				p.Stats.Rows, p.Stats.Rejected, p.ActiveBefore)})
+	}
+	if p.ActiveBefore > 0 {
+		limit, why := s.MaxDepartedRatio, ""
+		if p.ActiveBefore < s.MinPopulation {
+			limit, why = SmallPopulationDepartedRatio, fmt.Sprintf(" below minPopulation (%d)", s.MinPopulation)
+		}
 		ratio := float64(len(p.Departed)) / float64(p.ActiveBefore)
-		if ratio > s.MaxDepartedRatio {
-			trips = append(trips, Trip{Name: "maxDepartedRatio", Value: ratio, Threshold: s.MaxDepartedRatio,
-				Message: fmt.Sprintf("%d of %d active people (%s) would be marked departed; the limit is %s",
-					len(p.Departed), p.ActiveBefore, pct(ratio), pct(s.MaxDepartedRatio))})
+		if ratio > limit {
+			trips = append(trips, Trip{Name: "maxDepartedRatio", Value: ratio, Threshold: limit,
+				Message: fmt.Sprintf("%d of %d active people (%s) would be marked departed; the limit%s is %s",
+					len(p.Departed), p.ActiveBefore, pct(ratio), why, pct(limit))})
 		}
 	}
 	if p.LastGoodRows >= s.MinPopulation && p.LastGoodRows > 0 {
