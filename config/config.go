@@ -13,6 +13,9 @@ package config
 
 import (
 	"errors"
+	"net"
+	"net/url"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -73,6 +76,25 @@ type API struct {
 	// Idempotency-Key header, so grants whose outcome is unknown may be
 	// resent without an operator.
 	TrustIdempotencyKey bool `yaml:"trustIdempotencyKey"`
+	// AllowInsecureHTTP lets baseUrl be a plain http:// URL to a host that
+	// is not loopback, which sends the bearer token in clear; every start
+	// then logs a warning. Loopback (the emulator) never needs it.
+	AllowInsecureHTTP bool `yaml:"allowInsecureHTTP"`
+}
+
+// InsecureHTTP reports whether the base URL sends the token in clear over
+// a network: a plain http:// URL to a host that is not loopback.
+func (a *API) InsecureHTTP() bool {
+	u, err := url.Parse(a.BaseURL)
+	if err != nil || !strings.EqualFold(u.Scheme, "http") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 // Log configures logging.

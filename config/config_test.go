@@ -705,6 +705,8 @@ func TestRanges(t *testing.T) {
 		{"zero timeout", "api: {timeout: 0s}\n", "api.timeout", "greater than 0"},
 		{"base url", "api: {baseUrl: 'ftp://x'}\n", "api.baseUrl", "http or https"},
 		{"base url with credentials", "api: {baseUrl: 'https://u:p@x'}\n", "api.baseUrl", "without credentials"},
+		{"plain http to another host", "api: {baseUrl: 'http://platform.example.com'}\n", "api.baseUrl", "in clear"},
+		{"plain http to a private address", "api: {baseUrl: 'http://10.1.2.3:8080'}\n", "api.baseUrl", "allowInsecureHTTP"},
 		{"listen", "http: {listen: 'localhost'}\n", "http.listen", "host:port"},
 		{"timezone", "timezone: Mars/Olympus\n", "timezone", "unknown time zone"},
 		{"store scheme", "store: {url: 'mysql://x'}\n", "store.url", "sqlite: or postgres://"},
@@ -719,6 +721,16 @@ func TestRanges(t *testing.T) {
 			}
 		})
 	}
+	t.Run("plain http to loopback, or allowed on purpose, is accepted", func(t *testing.T) {
+		for _, api := range []string{"{baseUrl: 'http://127.0.0.1:8080'}", "{baseUrl: 'http://127.8.9.10'}", "{baseUrl: 'http://localhost:1'}",
+			"{baseUrl: 'http://[::1]:8080'}", "{baseUrl: 'https://platform.example.com'}",
+			"{baseUrl: 'http://platform.example.com', allowInsecureHTTP: true}"} {
+			cfg := mustLoad(t, minimal+"api: "+api+"\n", nil)
+			if insecure := cfg.API.InsecureHTTP(); insecure != strings.Contains(api, "allowInsecureHTTP") {
+				t.Errorf("%s: InsecureHTTP() = %v", api, insecure)
+			}
+		}
+	})
 	t.Run("bounds are accepted", func(t *testing.T) {
 		cfg := mustLoad(t, minimal+"    safeguards: {maxDepartedRatio: 0, minRowsRatio: 1, maxRejectedRatio: 1, minPopulation: 0}\n    orders: {country: FR, language: fr-CA}\n", nil)
 		if cfg.Tenants[0].Safeguards.MinRowsRatio != 1 || cfg.Tenants[0].Orders.Country != "FR" {

@@ -125,6 +125,8 @@ func (c *Config) validateAPI(ps *problems) {
 	a := &c.API
 	if u, err := url.Parse(a.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		ps.addf("api.baseUrl", "must be an http or https URL without credentials, such as https://platform.example.com")
+	} else if a.InsecureHTTP() && !a.AllowInsecureHTTP {
+		ps.addf("api.baseUrl", "is a plain http:// URL to a host that is not loopback: the API token would cross the network in clear; use https://, or set api.allowInsecureHTTP: true if you must")
 	}
 	if a.Token.IsSet() && strings.IndexFunc(a.Token.Value(), unicode.IsSpace) >= 0 {
 		ps.addf("api.token", "must not contain white space")

@@ -58,6 +58,10 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	if jsonLogs {
 		finalLineOf(cmd.Context()).useJSON(log)
 	}
+	if cfg.API.InsecureHTTP() {
+		log.Warn("api.allowInsecureHTTP: the API token is sent in clear over plain HTTP to a host that is not loopback",
+			zap.String("baseUrl", cfg.API.BaseURL))
+	}
 	return &app{cfg: cfg, log: log}, nil
 }
 

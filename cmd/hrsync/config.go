@@ -121,6 +121,9 @@ func secretStatus(cfg *config.Config) []string {
 		status = "api token: not set (commands that call the platform need " + config.EnvAPIToken + " or api.tokenFile)"
 	}
 	lines := []string{status}
+	if cfg.API.InsecureHTTP() {
+		lines = append(lines, "WARNING: api.allowInsecureHTTP: the API token is sent in clear over plain HTTP to "+cfg.API.BaseURL)
+	}
 	for _, t := range cfg.Tenants {
 		if t.Source.SQL != nil {
 			lines = append(lines, fmt.Sprintf("tenant %s: sql dsn set", t.Name))
