@@ -198,6 +198,12 @@ func (j *Job) apply(ctx context.Context, log *zap.Logger, plan *Plan, t *tally) 
 		go func() {
 			defer wg.Done()
 			for it := range items {
+				if t.failed() {
+					// A call refused the token, or the state failed: the
+					// items already handed out are not called either.
+					t.add("stopped")
+					continue
+				}
 				if err := j.personalize(ctx, log, t, it); err != nil {
 					t.setFail(err)
 				}
