@@ -143,7 +143,9 @@ func (f File) Read(ctx context.Context, h sources.Handler) (sources.Stats, error
 // the current time. r is read once, from its start.
 //
 // A returned error concerns the whole file: unreadable, empty, missing a
-// configured column (a *sources.ColumnsError), or an error of h.
+// configured column (a *sources.ColumnsError), a record over the limits
+// of opts or a quote never closed (a *sources.RecordError), or an error
+// of h.
 func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, h sources.Handler) (sources.Stats, error) {
 	return read(ctx, name, r, opts, time.Now(), h)
 }
@@ -168,7 +170,8 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
 	}
-	recs, err := openRecords(name, text, format.Delimiter, opts.Mapping, watch)
+	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
+	recs, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
 	if err != nil {
 		return sources.Stats{}, err
 	}
@@ -208,6 +211,10 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: empty file: no header row", name)
 	}
+	var rec *sources.RecordError
+	if errors.As(err, &rec) {
+		return nil, rec
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: read header: %w", name, err)
 	}
@@ -217,7 +224,7 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 			head[i] = validUTF8String(head[i])
 		}
 	}
-	rec := &records{cr: cr, ncols: len(head), watch: watch}
+	rc := &records{cr: cr, ncols: len(head), watch: watch}
 	byHeader := map[string][]int{}
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
@@ -233,20 +240,16 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 		case 0:
 			missing = append(missing, col)
 		case 1:
-			rec.cols = append(rec.cols, at[0])
-			rec.header = append(rec.header, f.String())
+			rc.cols = append(rc.cols, at[0])
+			rc.header = append(rc.header, f.String())
 		default:
 			twice = append(twice, col)
 		}
 	}
 	if len(missing) > 0 || len(twice) > 0 {
-		found := make([]string, 0, len(head))
-		for _, h := range head {
-			found = append(found, strings.TrimSpace(strings.Trim(h, "\ufeff")))
-		}
-		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: found}
+		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: sources.FoundColumns(head)}
 	}
-	return rec, nil
+	return rc, nil
 }
 
 // next reads one record: its fields (nil when malformed), the line it
@@ -257,6 +260,10 @@ func (rc *records) next() (fields []string, line int, problem string, err error)
 		return nil, 0, "", io.EOF
 	}
 	var pe *csv.ParseError
+	var rec *sources.RecordError
+	if errors.As(err, &rec) {
+		return nil, 0, "", rec
+	}
 	if errors.As(err, &pe) {
 		return nil, pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
 	}
