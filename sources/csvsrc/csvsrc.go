@@ -256,25 +256,34 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 // starts on, and a problem that rejects it.
 func (rc *records) next() (fields []string, line int, problem string, err error) {
 	fields, err = rc.cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, 0, "", io.EOF
-	}
-	var pe *csv.ParseError
-	var rec *sources.RecordError
-	if errors.As(err, &rec) {
-		return nil, 0, "", rec
-	}
-	if errors.As(err, &pe) {
-		return nil, pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
-	}
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("read csv: %w", err)
+		line, problem, err = readError(err)
+		return nil, line, problem, err
 	}
 	line, _ = rc.cr.FieldPos(0)
 	if len(fields) < rc.ncols || (len(fields) > rc.ncols && !allEmpty(fields[rc.ncols:])) {
 		return nil, line, fmt.Sprintf("the row has %d fields, the header has %d", len(fields), rc.ncols), nil
 	}
 	return fields, line, "", nil
+}
+
+// readError sorts an error of the CSV reader: io.EOF, a record over the
+// limits (a file error), a malformed record (a problem that rejects its
+// row, on its line) or a failed read. It is apart from next so that the
+// targets of errors.As are allocated only when there is an error.
+func readError(err error) (line int, problem string, _ error) {
+	if errors.Is(err, io.EOF) {
+		return 0, "", io.EOF
+	}
+	var rec *sources.RecordError
+	if errors.As(err, &rec) {
+		return 0, "", rec
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
+	}
+	return 0, "", fmt.Errorf("read csv: %w", err)
 }
 
 func allEmpty(fields []string) bool {
