@@ -696,6 +696,12 @@ func TestRanges(t *testing.T) {
 		{"negative population", "    safeguards: {minPopulation: -1}\n", "tenants[0].safeguards.minPopulation", "must not be negative"},
 		{"batch size zero", "    people: {batchSize: 0}\n", "tenants[0].people.batchSize", "at least 1"},
 		{"negative balance", "    people: {defaultBalance: -5}\n", "tenants[0].people.defaultBalance", "must not be negative"},
+		{"balance NaN", "    people: {defaultBalance: .nan}\n", "tenants[0].people.defaultBalance", "finite"},
+		{"balance above the source's maximum", "    people: {defaultBalance: 200000}\n", "tenants[0].people.defaultBalance", "maxBalance (100000)"},
+		{"record lines negative", "        maxRecordLines: -1\n", "tenants[0].source.csv.maxRecordLines", "must not be negative"},
+		{"record bytes too small", "        maxRecordBytes: 10\n", "tenants[0].source.csv.maxRecordBytes", "at least 1024"},
+		{"value length negative", "        maxValueLength: -1\n", "tenants[0].source.csv.maxValueLength", "must not be negative"},
+		{"max balance infinite", "        maxBalance: .inf\n", "tenants[0].source.csv.maxBalance", "finite"},
 		{"grant reason with a slash", "    people: {grantReason: a/b}\n", "tenants[0].people.grantReason", "lower-case"},
 		{"negative window", "    personalize: {windowAfter: -1d}\n", "tenants[0].personalize.windowAfter", "must not be negative"},
 		{"duplicate collection", "    personalize: {collections: [30000000-0000-4000-8000-000000000001, 30000000-0000-4000-8000-000000000001]}\n", "tenants[0].personalize.collections[1]", "listed twice"},
@@ -729,6 +735,17 @@ func TestRanges(t *testing.T) {
 			if insecure := cfg.API.InsecureHTTP(); insecure != strings.Contains(api, "allowInsecureHTTP") {
 				t.Errorf("%s: InsecureHTTP() = %v", api, insecure)
 			}
+		}
+	})
+	t.Run("limits have their defaults, and can be set", func(t *testing.T) {
+		cfg := mustLoad(t, minimal, nil)
+		c := cfg.Tenants[0].Source.CSV
+		if c.MaxRecordLines != 20 || c.MaxRecordBytes != 65536 || c.Mapping.MaxValueLength != 1000 || c.Mapping.MaxBalance != 100000 || c.Mapping.Identifiers.AllowNonLatin {
+			t.Errorf("defaults: %+v", c.CSVOptions)
+		}
+		cfg = mustLoad(t, minimal+"        maxRecordLines: 5\n        maxBalance: 250\n        identifiers: {allowNonLatin: true}\n", nil)
+		if c := cfg.Tenants[0].Source.CSV; c.MaxRecordLines != 5 || c.Mapping.MaxBalance != 250 || !c.Mapping.Identifiers.AllowNonLatin {
+			t.Errorf("set: %+v", c.CSVOptions)
 		}
 	})
 	t.Run("bounds are accepted", func(t *testing.T) {

@@ -63,6 +63,17 @@ func (s SQLSource) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p)
 }
 
+// mapping returns the mapping of the source that is set, or nil.
+func (s Source) mapping() *sources.Mapping {
+	switch {
+	case s.CSV != nil:
+		return &s.CSV.Mapping
+	case s.SQL != nil:
+		return &s.SQL.Mapping
+	}
+	return nil
+}
+
 // Kind returns "csv" or "sql", or "" when no source is set.
 func (s Source) Kind() string {
 	switch {
@@ -91,6 +102,12 @@ func (s *Source) fillDefaults() {
 		if s.CSV.Encoding == "" {
 			s.CSV.Encoding = sources.EncodingAuto
 		}
+		if s.CSV.MaxRecordLines == 0 {
+			s.CSV.MaxRecordLines = sources.DefaultMaxRecordLines
+		}
+		if s.CSV.MaxRecordBytes == 0 {
+			s.CSV.MaxRecordBytes = sources.DefaultMaxRecordBytes
+		}
 		fillMapping(&s.CSV.Mapping)
 	}
 	if s.SQL != nil {
@@ -110,6 +127,12 @@ func fillMapping(m *sources.Mapping) {
 	}
 	if m.Required == nil {
 		m.Required = []string{}
+	}
+	if m.MaxValueLength == 0 {
+		m.MaxValueLength = sources.DefaultMaxValueLength
+	}
+	if m.MaxBalance == 0 {
+		m.MaxBalance = sources.DefaultMaxBalance
 	}
 }
 

@@ -2,9 +2,11 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -155,8 +157,14 @@ func (t *Tenant) validate(path string, ps *problems) {
 	p := &t.People
 	atLeast(ps, path+".people.batchSize", p.BatchSize, 1)
 	atLeast(ps, path+".people.concurrency", p.Concurrency, 1)
-	if p.DefaultBalance < 0 {
+	switch {
+	case p.DefaultBalance < 0:
 		ps.addf(path+".people.defaultBalance", "must not be negative")
+	case math.IsNaN(p.DefaultBalance) || math.IsInf(p.DefaultBalance, 0):
+		ps.addf(path+".people.defaultBalance", "must be a finite number")
+	case t.Source.mapping() != nil && p.DefaultBalance > t.Source.mapping().BalanceMax():
+		ps.addf(path+".people.defaultBalance", "must not exceed the source's maxBalance (%s)",
+			strconv.FormatFloat(t.Source.mapping().BalanceMax(), 'f', -1, 64))
 	}
 	if p.Amount < 0 {
 		ps.addf(path+".people.amount", "must not be negative")

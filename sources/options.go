@@ -3,6 +3,7 @@ package sources
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -100,6 +101,50 @@ type Mapping struct {
 	// externalId, email, firstName, lastName. It must include externalId
 	// and email, and each required field needs a column.
 	Required []string `yaml:"required"`
+	// MaxValueLength is the most characters a value may have; a longer
+	// one rejects its row. 0 means DefaultMaxValueLength.
+	MaxValueLength int `yaml:"maxValueLength"`
+	// MaxBalance is the largest addBalance a row may ask for; a larger
+	// one rejects its row. 0 means DefaultMaxBalance.
+	MaxBalance float64 `yaml:"maxBalance"`
+	// Identifiers says which characters externalIds and e-mails may hold.
+	Identifiers Identifiers `yaml:"identifiers"`
+}
+
+// Identifiers says which characters the keys of a person (externalId,
+// e-mail) may hold. Invisible, format and control characters (Unicode
+// Cc and Cf) and compatibility forms (full-width letters...) are always
+// refused.
+type Identifiers struct {
+	// AllowNonLatin accepts keys written in one script other than Latin
+	// (Cyrillic, Greek, Han...). By default a key's letters must all be
+	// Latin, so that a look-alike letter of another script (a Cyrillic
+	// "а" among Latin ones) cannot make a second person. Mixing two
+	// scripts in one key is refused either way (Han with Hiragana and
+	// Katakana counts as one, Japanese).
+	AllowNonLatin bool `yaml:"allowNonLatin"`
+}
+
+// Defaults of the value limits of Mapping.
+const (
+	DefaultMaxValueLength = 1000
+	DefaultMaxBalance     = 100000
+)
+
+// ValueMax returns MaxValueLength, or its default.
+func (m Mapping) ValueMax() int {
+	if m.MaxValueLength > 0 {
+		return m.MaxValueLength
+	}
+	return DefaultMaxValueLength
+}
+
+// BalanceMax returns MaxBalance, or its default.
+func (m Mapping) BalanceMax() float64 {
+	if m.MaxBalance > 0 {
+		return m.MaxBalance
+	}
+	return DefaultMaxBalance
 }
 
 // RequiredFields returns the required fields: Required parsed, or the
@@ -168,6 +213,12 @@ func (m Mapping) Validate() []error {
 			add(fmt.Sprintf("required[%d]", i), "unknown field %q", name)
 		}
 	}
+	if m.MaxValueLength < 0 {
+		add("maxValueLength", "must not be negative (0 means %d)", DefaultMaxValueLength)
+	}
+	if m.MaxBalance < 0 || math.IsNaN(m.MaxBalance) || math.IsInf(m.MaxBalance, 0) {
+		add("maxBalance", "must be a finite number, not negative (0 means %d)", DefaultMaxBalance)
+	}
 	req := m.RequiredFields()
 	for _, f := range []Field{ExternalID, Email} {
 		if !slices.Contains(req, f) {
@@ -217,6 +268,39 @@ type CSVOptions struct {
 	// UTF-8, else Windows-1252. Or one of "utf-8", "utf-16le", "utf-16be",
 	// "windows-1252".
 	Encoding string `yaml:"encoding"`
+	// MaxRecordLines is the most lines one record may span (a quoted
+	// field may hold line breaks). A record that runs over it is a file
+	// error naming the line where its open quote started: most often a
+	// stray quote that would swallow the rows after it. 0 means
+	// DefaultMaxRecordLines.
+	MaxRecordLines int `yaml:"maxRecordLines"`
+	// MaxRecordBytes is the most bytes one record may have (after
+	// decoding to UTF-8); a longer one is a file error, as for
+	// MaxRecordLines. It bounds the memory a read takes. 0 means
+	// DefaultMaxRecordBytes.
+	MaxRecordBytes int `yaml:"maxRecordBytes"`
+}
+
+// Defaults of the record limits of CSVOptions.
+const (
+	DefaultMaxRecordLines = 20
+	DefaultMaxRecordBytes = 64 << 10
+)
+
+// RecordLines returns MaxRecordLines, or its default.
+func (o CSVOptions) RecordLines() int {
+	if o.MaxRecordLines > 0 {
+		return o.MaxRecordLines
+	}
+	return DefaultMaxRecordLines
+}
+
+// RecordBytes returns MaxRecordBytes, or its default.
+func (o CSVOptions) RecordBytes() int {
+	if o.MaxRecordBytes > 0 {
+		return o.MaxRecordBytes
+	}
+	return DefaultMaxRecordBytes
 }
 
 // The encodings CSVOptions.Encoding accepts.
@@ -265,6 +349,12 @@ func (o CSVOptions) Validate() []error {
 	}
 	if _, ok := o.EncodingName(); !ok {
 		errs = append(errs, &FieldError{Path: "encoding", Msg: fmt.Sprintf("%q is not one of auto, utf-8, utf-16le, utf-16be, windows-1252", o.Encoding)})
+	}
+	if o.MaxRecordLines < 0 {
+		errs = append(errs, &FieldError{Path: "maxRecordLines", Msg: fmt.Sprintf("must not be negative (0 means %d)", DefaultMaxRecordLines)})
+	}
+	if o.MaxRecordBytes < 0 || (o.MaxRecordBytes > 0 && o.MaxRecordBytes < 1024) {
+		errs = append(errs, &FieldError{Path: "maxRecordBytes", Msg: fmt.Sprintf("must be at least 1024 (0 means %d)", DefaultMaxRecordBytes)})
 	}
 	return errs
 }

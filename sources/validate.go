@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/mail"
 	"strconv"
 	"strings"
@@ -99,6 +100,10 @@ type Validator struct {
 	layouts  [NumFields]string
 	required [NumFields]bool
 	today    time.Time
+	// maxValue, maxBalance and nonLatin are the limits of Mapping.
+	maxValue   int
+	maxBalance float64
+	nonLatin   bool
 }
 
 // NewValidator makes a Validator for the export named source, read with
@@ -108,8 +113,11 @@ func NewValidator(source string, m Mapping, now time.Time) (*Validator, error) {
 		return nil, fmt.Errorf("mapping: %w", errors.Join(errs...))
 	}
 	v := &Validator{
-		source: source,
-		today:  dateOf(now),
+		source:     source,
+		today:      dateOf(now),
+		maxValue:   m.ValueMax(),
+		maxBalance: m.BalanceMax(),
+		nonLatin:   m.Identifiers.AllowNonLatin,
 	}
 	for f := range NumFields {
 		v.columns[f] = strings.TrimSpace(m.Columns[f.String()])
@@ -144,11 +152,13 @@ func isBlank(s string) bool {
 	return true
 }
 
-// NormalizeID trims an externalId. IDs are text: leading zeros stay.
-func NormalizeID(s string) string { return strings.TrimSpace(s) }
+// NormalizeID trims an externalId and puts it in Unicode normalization
+// form C (ASCII is left as it is). IDs are text: leading zeros stay.
+func NormalizeID(s string) string { return trimKey(s) }
 
-// NormalizeEmail trims and lower-cases an e-mail address.
-func NormalizeEmail(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+// NormalizeEmail trims and lower-cases an e-mail address, in Unicode
+// normalization form C.
+func NormalizeEmail(s string) string { return nfc(strings.ToLower(strings.TrimSpace(s))) }
 
 // Check validates one row on its own: every check but the duplicate keys,
 // which need the rows before it (see Run). It returns the row's
@@ -178,12 +188,16 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 			add(f, "required value is empty")
 			continue
 		}
+		if t := r.Text[f]; len(t) > v.maxValue && utf8.RuneCountInString(t) > v.maxValue {
+			add(f, fmt.Sprintf("value is longer than %d characters (maxValueLength)", v.maxValue))
+			continue
+		}
 		var reason string
 		switch f {
 		case ExternalID:
-			p.ExternalID, reason = checkID(r.Text[f])
+			p.ExternalID, reason = checkID(r.Text[f], v.nonLatin)
 		case Email:
-			p.Email, reason = CheckEmail(r.Text[f])
+			p.Email, reason = v.checkEmail(r.Text[f])
 		case FirstName:
 			p.FirstName, reason = checkText(r.Text[f])
 		case LastName:
@@ -197,7 +211,7 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 		case BirthDate:
 			p.BirthDate, reason = v.date(r, f)
 		case AddBalance:
-			p.AddBalance, reason = ParseAmount(r.Text[f])
+			p.AddBalance, reason = v.amount(r.Text[f])
 		}
 		if reason != "" {
 			add(f, reason)
@@ -218,6 +232,29 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 	return p, nil
 }
 
+// checkEmail checks an e-mail address with CheckEmail, then its
+// characters as a key's.
+func (v *Validator) checkEmail(s string) (string, string) {
+	e, reason := CheckEmail(s)
+	if reason == "" && e != "" {
+		if why := checkKey(e, v.nonLatin); why != "" {
+			return "", "e-mail " + why
+		}
+	}
+	return e, reason
+}
+
+// amount parses a balance with ParseAmount and refuses one above the
+// maximum.
+func (v *Validator) amount(s string) (*float64, string) {
+	a, reason := ParseAmount(s)
+	if a != nil && (math.IsInf(*a, 0) || math.IsNaN(*a) || *a > v.maxBalance) {
+		return nil, fmt.Sprintf("amount %s is above the maximum balance of %s (maxBalance)",
+			quoteValue(strings.TrimSpace(s)), strconv.FormatFloat(v.maxBalance, 'f', -1, 64))
+	}
+	return a, reason
+}
+
 func (v *Validator) date(r *Row, f Field) (time.Time, string) {
 	if !r.Date[f].IsZero() {
 		return dateOf(r.Date[f]), ""
@@ -229,23 +266,27 @@ func (v *Validator) date(r *Row, f Field) (time.Time, string) {
 func (v *Validator) checkDates(p *model.Person, add func(Field, string)) {
 	birth, start := p.BirthDate, p.StartDate
 	if !birth.IsZero() && birth.After(v.today) {
-		add(BirthDate, fmt.Sprintf("birth date %s is in the future", birth.Format(model.DateLayout)))
+		add(BirthDate, fmt.Sprintf("birth date %s is in the future", maskedDate(birth)))
 		birth = time.Time{}
 	}
 	if !start.IsZero() && start.After(v.today.Add(MaxStartAhead)) {
-		add(StartDate, fmt.Sprintf("start date %s is more than 2 years ahead", start.Format(model.DateLayout)))
+		add(StartDate, fmt.Sprintf("start date %s is more than 2 years ahead", maskedDate(start)))
 	}
 	if birth.IsZero() || start.IsZero() {
 		return
 	}
 	if start.Before(birth) {
-		add(StartDate, fmt.Sprintf("start date %s is before the birth date", start.Format(model.DateLayout)))
+		add(StartDate, fmt.Sprintf("start date %s is before the birth date", maskedDate(start)))
 		return
 	}
 	if start.Before(birth.AddDate(MinAgeAtStart, 0, 0)) {
-		add(BirthDate, fmt.Sprintf("person would be younger than %d on the start date %s", MinAgeAtStart, start.Format(model.DateLayout)))
+		add(BirthDate, fmt.Sprintf("person would be younger than %d on the start date %s", MinAgeAtStart, maskedDate(start)))
 	}
 }
+
+// maskedDate writes a date for a reason, masked as model.MaskDate does:
+// a rejection never holds a whole date.
+func maskedDate(t time.Time) string { return model.MaskDate(t.Format(model.DateLayout)) }
 
 // dateOf returns the calendar day of t as UTC midnight.
 func dateOf(t time.Time) time.Time {
@@ -254,7 +295,8 @@ func dateOf(t time.Time) time.Time {
 }
 
 // ParseDate parses a date written with layout. "" gives the zero time.
-// The reason of a failure quotes the value and names the layout with an
+// The reason of a failure quotes the value masked (model.MaskDate: its
+// first two characters and its shape) and names the layout with an
 // example, so an HR admin can see what was expected.
 func ParseDate(s, layout string) (time.Time, string) {
 	s = strings.TrimSpace(s)
@@ -269,11 +311,11 @@ func ParseDate(s, layout string) (time.Time, string) {
 	t, err := time.Parse(layout, s)
 	if err != nil {
 		return time.Time{}, fmt.Sprintf("date %s does not match the layout %q (e.g. %s)",
-			quoteValue(s), layout, time.Date(2024, time.December, 31, 0, 0, 0, 0, time.UTC).Format(layout))
+			strconv.Quote(model.MaskDate(s)), layout, time.Date(2024, time.December, 31, 0, 0, 0, 0, time.UTC).Format(layout))
 	}
 	t = dateOf(t)
 	if t.Year() < 1900 {
-		return time.Time{}, fmt.Sprintf("date %s is before 1900", quoteValue(s))
+		return time.Time{}, fmt.Sprintf("date %s is before 1900", strconv.Quote(model.MaskDate(s)))
 	}
 	return t, ""
 }
@@ -352,10 +394,11 @@ func allDigits(s string) bool {
 	return true
 }
 
-// checkID trims an externalId and refuses control characters, overlong
+// checkID trims and normalizes an externalId and refuses the characters
+// checkKey refuses (invisible ones, look-alike letters), overlong
 // values and the scientific notation a spreadsheet writes for long numbers
 // ("1.23E+05"), which has lost digits already.
-func checkID(s string) (string, string) {
+func checkID(s string, allowNonLatin bool) (string, string) {
 	id := NormalizeID(s)
 	if id == "" {
 		return "", ""
@@ -363,7 +406,7 @@ func checkID(s string) (string, string) {
 	if utf8.RuneCountInString(id) > MaxIDLength {
 		return "", fmt.Sprintf("externalId is longer than %d characters", MaxIDLength)
 	}
-	if reason := badChars(id, false); reason != "" {
+	if reason := checkKey(id, allowNonLatin); reason != "" {
 		return "", "externalId " + reason
 	}
 	if looksScientific(id) {

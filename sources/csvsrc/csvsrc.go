@@ -143,7 +143,9 @@ func (f File) Read(ctx context.Context, h sources.Handler) (sources.Stats, error
 // the current time. r is read once, from its start.
 //
 // A returned error concerns the whole file: unreadable, empty, missing a
-// configured column (a *sources.ColumnsError), or an error of h.
+// configured column (a *sources.ColumnsError), a record over the limits
+// of opts or a quote never closed (a *sources.RecordError), or an error
+// of h.
 func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, h sources.Handler) (sources.Stats, error) {
 	return read(ctx, name, r, opts, time.Now(), h)
 }
@@ -168,7 +170,8 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
 	}
-	recs, err := openRecords(name, text, format.Delimiter, opts.Mapping, watch)
+	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
+	recs, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
 	if err != nil {
 		return sources.Stats{}, err
 	}
@@ -208,6 +211,10 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 	if errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: empty file: no header row", name)
 	}
+	var rec *sources.RecordError
+	if errors.As(err, &rec) {
+		return nil, rec
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: read header: %w", name, err)
 	}
@@ -217,7 +224,7 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 			head[i] = validUTF8String(head[i])
 		}
 	}
-	rec := &records{cr: cr, ncols: len(head), watch: watch}
+	rc := &records{cr: cr, ncols: len(head), watch: watch}
 	byHeader := map[string][]int{}
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
@@ -233,41 +240,50 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 		case 0:
 			missing = append(missing, col)
 		case 1:
-			rec.cols = append(rec.cols, at[0])
-			rec.header = append(rec.header, f.String())
+			rc.cols = append(rc.cols, at[0])
+			rc.header = append(rc.header, f.String())
 		default:
 			twice = append(twice, col)
 		}
 	}
 	if len(missing) > 0 || len(twice) > 0 {
-		found := make([]string, 0, len(head))
-		for _, h := range head {
-			found = append(found, strings.TrimSpace(strings.Trim(h, "\ufeff")))
-		}
-		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: found}
+		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: sources.FoundColumns(head)}
 	}
-	return rec, nil
+	return rc, nil
 }
 
 // next reads one record: its fields (nil when malformed), the line it
 // starts on, and a problem that rejects it.
 func (rc *records) next() (fields []string, line int, problem string, err error) {
 	fields, err = rc.cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, 0, "", io.EOF
-	}
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return nil, pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
-	}
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("read csv: %w", err)
+		line, problem, err = readError(err)
+		return nil, line, problem, err
 	}
 	line, _ = rc.cr.FieldPos(0)
 	if len(fields) < rc.ncols || (len(fields) > rc.ncols && !allEmpty(fields[rc.ncols:])) {
 		return nil, line, fmt.Sprintf("the row has %d fields, the header has %d", len(fields), rc.ncols), nil
 	}
 	return fields, line, "", nil
+}
+
+// readError sorts an error of the CSV reader: io.EOF, a record over the
+// limits (a file error), a malformed record (a problem that rejects its
+// row, on its line) or a failed read. It is apart from next so that the
+// targets of errors.As are allocated only when there is an error.
+func readError(err error) (line int, problem string, _ error) {
+	if errors.Is(err, io.EOF) {
+		return 0, "", io.EOF
+	}
+	var rec *sources.RecordError
+	if errors.As(err, &rec) {
+		return 0, "", rec
+	}
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
+	}
+	return 0, "", fmt.Errorf("read csv: %w", err)
 }
 
 func allEmpty(fields []string) bool {

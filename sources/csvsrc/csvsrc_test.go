@@ -177,7 +177,7 @@ func TestReadBadRows(t *testing.T) {
 	}
 	layoutHint := `does not match the layout "01/02/2006" (e.g. 12/31/2024)`
 	want := []model.Rejection{
-		rej(3, "Hire Date", `date "13/45/2020" `+layoutHint),
+		rej(3, "Hire Date", `date "13/**/****" `+layoutHint),
 		rej(4, "Work Email", `not a valid e-mail address: it must hold exactly one "@"`),
 		rej(5, "Balance", `amount "1,000.50" is not a plain number: use digits with "." as the decimal separator, no thousands separators, signs or currency`),
 		rej(6, "Balance", `amount "-5" is negative; it must be zero or more`),
@@ -188,12 +188,12 @@ func TestReadBadRows(t *testing.T) {
 		rej(11, "Work Email", "duplicate e-mail: first on line 10; every occurrence is rejected"),
 		rej(12, "", "the row has 3 fields, the header has 7"),
 		rej(13, "", `malformed CSV: bare " in non-quoted-field (line 13, column 26)`),
-		rej(14, "Birth Date", "birth date 2999-01-01 is in the future"),
-		rej(15, "Hire Date", "start date 1990-01-01 is before the birth date"),
-		rej(16, "Birth Date", "person would be younger than 14 on the start date 2020-06-01"),
-		rej(17, "Hire Date", "start date 2999-01-01 is more than 2 years ahead"),
+		rej(14, "Birth Date", "birth date 29**-**-** is in the future"),
+		rej(15, "Hire Date", "start date 19**-**-** is before the birth date"),
+		rej(16, "Birth Date", "person would be younger than 14 on the start date 20**-**-**"),
+		rej(17, "Hire Date", "start date 29**-**-** is more than 2 years ahead"),
 		rej(18, "Employee ID", `externalId "1.23E+05" looks like a number a spreadsheet rewrote in scientific notation; export the column as text`),
-		rej(20, "Hire Date", `date "2020-01-15" `+layoutHint),
+		rej(20, "Hire Date", `date "20**-**-**" `+layoutHint),
 	}
 	if !reflect.DeepEqual(res.rejs, want) {
 		t.Errorf("rejections:\n got %s\nwant %s", rejDump(res.rejs), rejDump(want))

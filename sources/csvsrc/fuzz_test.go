@@ -3,6 +3,9 @@ package csvsrc
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -48,7 +51,8 @@ func FuzzReadCSV(f *testing.F) {
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			lastLine = bytes.Count(text, []byte("\n")) + 1
+			// A lone CR ends a line too (see guard).
+			lastLine = bytes.Count(text, []byte("\n")) + bytes.Count(text, []byte("\r")) + 1
 		}
 		check := func(line int) {
 			if line < 2 || line > lastLine {
@@ -105,4 +109,86 @@ func FuzzUTF8Watch(f *testing.F) {
 			t.Fatalf("bad = %v for %q (valid UTF-8: %v)", w.bad, data, utf8.Valid(data))
 		}
 	})
+}
+
+// FuzzRecordLimits reads arbitrary bytes under small record limits and
+// checks that the limits only ever refuse a file, never change what is
+// read of it: a read that passes them gives the same rows as a read
+// without limits; a refusal names lines within the file; a read a byte at
+// a time gives the same result as a read in large chunks; and the rows
+// reported add up to the records of the file.
+func FuzzRecordLimits(f *testing.F) {
+	f.Add([]byte("1,a@example.com,A,B,,\r2,b@example.com,B,C,,\r"), uint8(3), uint8(1))
+	f.Add([]byte("1,a@example.com,\"A\r\nB\",B,,\r\n2,b@example.com,B\rC,,\r\n"), uint8(2), uint8(1))
+	f.Add([]byte("1,\"a@example.com,A,B,,\n2,b@example.com,B,C,,\n3,c@example.com,C,D,,\n"), uint8(2), uint8(1))
+	f.Add([]byte("1,a@example.com,\"A\"\"x\",B,,\n\"2\"x,b@example.com,B,C,,\n,,,,,\n"), uint8(1), uint8(1))
+	o := sources.CSVOptions{Mapping: sources.Mapping{Columns: map[string]string{
+		"externalId": "Employee ID", "email": "Work Email", "firstName": "First Name", "lastName": "Last Name",
+	}}}
+	f.Fuzz(func(t *testing.T, data []byte, lines, kb uint8) {
+		data = append([]byte(fuzzHeader), data...)
+		limited := o
+		limited.MaxRecordLines = int(lines%8) + 1
+		limited.MaxRecordBytes = (int(kb%4) + 1) << 10
+		unlimited := o
+		unlimited.MaxRecordLines, unlimited.MaxRecordBytes = 1<<30, 1<<30
+
+		st, err := read(context.Background(), "f.csv", bytes.NewReader(data), limited, testNow(), new(sourcestest.Result).Handler())
+		var got sourcestest.Result
+		st1, err1 := read(context.Background(), "f.csv", trickle{bytes.NewReader(data)}, limited, testNow(), got.Handler())
+		if fmt.Sprint(err) != fmt.Sprint(err1) || st != st1 {
+			t.Fatalf("whole: %+v %v; a byte at a time: %+v %v", st, err, st1, err1)
+		}
+		var re *sources.RecordError
+		if errors.As(err, &re) {
+			physical := bytes.Count(data, []byte("\n")) + bytes.Count(data, []byte("\r")) + 1
+			if re.Line < 1 || re.Line > physical || re.QuoteLine < 0 || re.QuoteLine > physical ||
+				(re.QuoteLine > 0 && re.QuoteLine < re.Line) {
+				t.Fatalf("record error %+v outside the file's %d lines", re, physical)
+			}
+			return
+		}
+		if err != nil {
+			return // another file error: nothing to compare
+		}
+		stU, errU := read(context.Background(), "f.csv", bytes.NewReader(data), unlimited, testNow(), new(sourcestest.Result).Handler())
+		if errU != nil || stU != st {
+			t.Fatalf("within the limits: %+v; without them: %+v %v", st, stU, errU)
+		}
+		if st.Accepted+st.Rejected != st.Rows {
+			t.Fatalf("stats %+v do not add up", st)
+		}
+		if recs := countRecords(t, data, limited); st.Rows+st.Skipped != recs {
+			t.Fatalf("stats %+v for %d records", st, recs)
+		}
+	})
+}
+
+// countRecords counts the data records of data as encoding/csv reads the
+// guarded text, malformed ones included.
+func countRecords(t *testing.T, data []byte, o sources.CSVOptions) int {
+	t.Helper()
+	format, err := Detect(bytes.NewReader(data), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _, err := format.text(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := csv.NewReader(newGuard("f.csv", text, format.Delimiter, 1<<30, 1<<30))
+	cr.Comma, cr.FieldsPerRecord = format.Delimiter, -1
+	n := -1 // the header
+	for {
+		_, err := cr.Read()
+		var pe *csv.ParseError
+		switch {
+		case errors.Is(err, io.EOF):
+			return n
+		case err == nil || errors.As(err, &pe):
+			n++
+		default:
+			t.Fatalf("count records: %v", err)
+		}
+	}
 }

@@ -252,8 +252,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			zap.Int("people", plan.Create.Len()), zap.String("firstRun", firstRun))
 	}
 	if err != nil {
-		var cols *sources.ColumnsError
-		if errors.As(err, &cols) || errors.Is(err, sources.ErrChanged) {
+		if sources.IsFileError(err) {
 			// The file itself is unusable: it goes to failed/ with its report.
 			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
 			er.Cause, er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
