@@ -267,6 +267,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		var cols *sources.ColumnsError
 		if errors.As(err, &cols) || errors.Is(err, ErrUnusable) {
 			// The file itself is unusable: it goes to failed/ with its report.
+			log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
 			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
 			er.Cause, er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
 			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
