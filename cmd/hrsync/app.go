@@ -344,8 +344,8 @@ func pathExport(path string, fi os.FileInfo, opts sources.CSVOptions) *fileExpor
 // folderExport is a file of a drop folder as a people.Export: read within
 // the folder (no link followed out of it), named as every output prints it
 // (dropfolder.DisplayName), and archived in the folder's processed/ or
-// failed/, it answers where, relative to the folder
-// ("failed/employees.csv"). A file Ready found unusable (unreadable, empty,
+// failed/, it answers where, relative to the folder, the name escaped
+// ("failed/employees.csv", dropfolder.DisplayRel). A file Ready found unusable (unreadable, empty,
 // a link) fails its read with people.ErrUnusable, so that it goes to
 // failed/ with its report; Archive leaves a file changed since it was read
 // in place (the run's outcome says so).
@@ -372,7 +372,7 @@ func folderExport(ctx context.Context, folder *dropfolder.Folder, f dropfolder.F
 			if err != nil {
 				return "", err
 			}
-			return folder.Rel(dest), nil
+			return folder.DisplayRel(dest), nil
 		},
 	}
 }

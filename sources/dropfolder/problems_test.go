@@ -324,3 +324,30 @@ func TestDisplayName(t *testing.T) {
 		}
 	}
 }
+
+// TestDisplayRelRoundTrip: the archived path a run prints, with the name
+// escaped, names the export for --file: FailedExport takes it back to the
+// file on disk.
+func TestDisplayRelRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	name := "a\nb.csv"
+	write(t, filepath.Join(dir, name), "externalId\nP1\n")
+	f := newFolder(t, sources.DropFolderOptions{Dir: dir})
+	files := readyNow(t, f)
+	dest, err := f.Archive(t.Context(), files[0], Failed, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := f.DisplayRel(dest)
+	if rel != `failed/"a\nb.csv"` {
+		t.Fatalf("DisplayRel = %s", rel)
+	}
+	got, err := f.FailedExport(rel)
+	if err != nil || got != name {
+		t.Fatalf("FailedExport(%s) = %q, %v; want the raw name", rel, got, err)
+	}
+	back, err := f.Restore(t.Context(), rel)
+	if err != nil || back.Name != name || !exists(filepath.Join(dir, name)) {
+		t.Fatalf("Restore(%s) = %+v, %v", rel, back, err)
+	}
+}

@@ -81,7 +81,8 @@ func (f *Folder) failedName(rel string) (string, error) {
 	if p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) {
 		return "", notFailed(rel, "is outside the drop folder")
 	}
-	name := filepath.Base(p)
+	// The name as printed (escaped, see DisplayName) or as on disk.
+	name := RawName(filepath.Base(p))
 	if filepath.Dir(p) != FailedDir {
 		return "", notFailed(rel, "is not in the drop folder's "+FailedDir+"/ (give it as "+FailedDir+"/NAME, relative to the drop folder)")
 	}
@@ -177,4 +178,14 @@ func hashPath(ctx context.Context, file File) (string, bool, error) {
 	}
 	defer fh.Close() //nolint:errcheck // read only
 	return hashOpen(ctx, fh, file)
+}
+
+// DisplayRel is Rel with the file's name as every output prints it
+// (DisplayName): "failed/employees.csv", or `failed/"a\nb.csv"` for a
+// name with a control character. FailedExport and Restore take either
+// form.
+func (f *Folder) DisplayRel(path string) string {
+	rel := f.Rel(path)
+	dir, base := filepath.Split(filepath.FromSlash(rel))
+	return filepath.ToSlash(dir) + DisplayName(base)
 }
