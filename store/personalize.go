@@ -56,7 +56,8 @@ type Personalization struct {
 	PlatformStatus string
 	Sha            string
 	// Fields are the derived fields as the platform returned them (a JSON
-	// object); nil is stored as {}.
+	// object), without the group derived from the birth date (BirthFields),
+	// which is never stored; nil is stored as {}.
 	Fields json.RawMessage
 	// Attempts counts the calls made for this fingerprint; Failures the
 	// consecutive failed ones.
@@ -72,6 +73,13 @@ type Personalization struct {
 	// DoneAt is when the platform first answered Done; zero before.
 	DoneAt time.Time
 }
+
+// BirthFields is the group of the platform's derived fields that comes from
+// the birth date (year, month, zodiac, age...). SavePersonalization drops
+// it: the state keeps nothing derived from a birth date (DESIGN.md,
+// invariant 5), and the analysts' view personalization_report never needed
+// it.
+const BirthFields = "birth"
 
 // PersonalizationKey names one person's personalization of one collection
 // within a tenant.
@@ -145,6 +153,14 @@ func (s *Store) SavePersonalization(ctx context.Context, p Personalization) erro
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(fields, &obj); err != nil || obj == nil {
 		return fmt.Errorf("save personalization %s/%s: fields are not a JSON object", p.ExternalID, p.CollectionID)
+	}
+	if _, ok := obj[BirthFields]; ok {
+		// Derived from the birth date: never kept (DESIGN.md, invariant 5).
+		delete(obj, BirthFields)
+		var err error
+		if fields, err = json.Marshal(obj); err != nil {
+			return fmt.Errorf("save personalization %s/%s: encode fields: %w", p.ExternalID, p.CollectionID, err)
+		}
 	}
 	now := s.stamp()
 	first := p.FirstRequestedAt

@@ -205,6 +205,9 @@ func openSQLite(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.ReadOnly {
 		return openSQLiteReadOnly(ctx, abs, opts)
 	}
+	if err := createPrivate(abs); err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
 	busy := opts.BusyTimeout
 	if busy <= 0 {
 		busy = 10 * time.Second
@@ -236,11 +239,59 @@ func openSQLite(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 		return s.r.PingContext(ctx)
 	})
+	if err == nil {
+		err = companionModes(abs)
+	}
 	if err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	return s, nil
+}
+
+// createPrivate creates the SQLite state file empty with mode 0600 (only
+// its owner may read it: it names people) when it does not exist yet, so
+// that SQLite, which gives the -wal and -shm files the mode of the
+// database file, creates them 0600 too, whatever the umask. An existing
+// file keeps its mode.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create state file: %w", err)
+	}
+	return nil
+}
+
+// companionModes gives the -wal and -shm files beside the state file no
+// more access than the state file itself: files left by an earlier
+// version, made with a wider mode, are narrowed.
+func companionModes(path string) error {
+	db, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("stat state file: %w", err)
+	}
+	allowed := db.Mode().Perm()
+	for _, suffix := range []string{"-wal", "-shm"} {
+		st, err := os.Stat(path + suffix)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("stat state file%s: %w", suffix, err)
+		}
+		if perm := st.Mode().Perm(); perm&^allowed != 0 {
+			if err := os.Chmod(path+suffix, perm&allowed); err != nil {
+				return fmt.Errorf("narrow the mode of state file%s: %w", suffix, err)
+			}
+		}
+	}
+	return nil
 }
 
 // readOnlyParams are the parameters of a read-only SQLite connection. It

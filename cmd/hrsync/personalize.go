@@ -102,12 +102,13 @@ func findArchived(dir string, rec store.SourceFile) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("last good export %s: %w", rec.Name, err)
 	}
-	ext := filepath.Ext(rec.Name)
-	stem := strings.TrimSuffix(rec.Name, ext)
+	name := dropfolder.RawName(rec.Name) // recorded as printed: escaped when it holds control characters
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
 	for _, e := range entries {
 		n := e.Name()
 		renamed := strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ext)
-		if !e.Type().IsRegular() || strings.HasSuffix(n, dropfolder.ReportSuffix) || (n != rec.Name && !renamed) {
+		if !e.Type().IsRegular() || strings.HasSuffix(n, dropfolder.ReportSuffix) || (n != name && !renamed) {
 			continue
 		}
 		sum, err := fileSHA256(filepath.Join(dir, n))

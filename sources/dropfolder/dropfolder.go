@@ -60,14 +60,25 @@ const (
 	Failed    Outcome = FailedDir    // the export as a whole was refused
 )
 
-// File is a complete export found by Ready.
+// File is an export found by Ready.
 type File struct {
 	Path    string    // full path in the drop folder
-	Name    string    // base name, used in reports and rejections
+	Name    string    // base name as on disk; print it as DisplayName(Name)
 	Size    int64     // bytes
 	ModTime time.Time // modification time when found
-	SHA256  string    // hex SHA-256 of the content: the once-only key
+	SHA256  string    // hex SHA-256 of the content: the once-only key; "" when Problem is set
+	// Problem, when not nil, is why the file cannot be processed at all
+	// (a *ProblemError: unreadable, empty, a link, not a regular file).
+	// Such a file goes to failed/ with its report, like an export missing
+	// a column.
+	Problem error
+	// info is what Lstat said of the file when it was found: it tells the
+	// file found from another put in its place since.
+	info fs.FileInfo
 }
+
+// Display is the file's name as every output prints it (DisplayName).
+func (file File) Display() string { return DisplayName(file.Name) }
 
 // Folder is one drop folder. Its methods may be called from one goroutine
 // at a time.
@@ -76,6 +87,10 @@ type Folder struct {
 	// now and wait are the clock; tests replace them.
 	now  func() time.Time
 	wait func(ctx context.Context, d time.Duration) error
+	// open opens a file of the folder for reading through root, so that
+	// no link is followed out of the folder; tests replace it to make a
+	// file unreadable (they run as root, whom a mode 000 does not stop).
+	open func(root *os.Root, name string) (*os.File, error)
 }
 
 // New returns the drop folder configured by opts (defaults applied). The
@@ -90,10 +105,14 @@ func New(opts sources.DropFolderOptions) (*Folder, error) {
 		return nil, fmt.Errorf("drop folder: %w", err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("drop folder %s: not a directory", filepath.Base(opts.Dir))
+		return nil, fmt.Errorf("drop folder %s: not a directory", DisplayName(filepath.Base(opts.Dir)))
 	}
-	return &Folder{opts: opts, now: time.Now, wait: sleep}, nil
+	return &Folder{opts: opts, now: time.Now, wait: sleep, open: openInRoot}, nil
 }
+
+// openInRoot opens name for reading within root: a link that leads out of
+// root is refused.
+func openInRoot(root *os.Root, name string) (*os.File, error) { return root.Open(name) }
 
 // sleep waits for d or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {
@@ -122,8 +141,11 @@ func Ignored(name string) bool {
 	return false
 }
 
-// candidates lists the regular files that match the pattern and are not
-// ignored, oldest first (then by name), with their size and mtime.
+// candidates lists the entries that match the pattern and are not ignored,
+// oldest first (then by name), with their size and mtime (of the entry
+// itself: a link is not followed). Folders are never exports and are left
+// out; a link, a named pipe, a socket or a device, and an entry that cannot
+// be examined, comes with its Problem.
 func (f *Folder) candidates() (map[string]File, []string, error) {
 	entries, err := os.ReadDir(f.opts.Dir)
 	if err != nil {
@@ -134,20 +156,17 @@ func (f *Folder) candidates() (map[string]File, []string, error) {
 	var names []string
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || Ignored(name) {
+		if e.IsDir() || Ignored(name) {
 			continue
 		}
 		if ok, _ := filepath.Match(pattern, strings.ToLower(name)); !ok { // pattern checked in New
 			continue
 		}
-		info, err := e.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone since ReadDir
+		file, ok := f.candidate(e)
+		if !ok {
+			continue
 		}
-		if err != nil {
-			return nil, nil, fmt.Errorf("stat %s: %w", name, err)
-		}
-		found[name] = File{Path: filepath.Join(f.opts.Dir, name), Name: name, Size: info.Size(), ModTime: info.ModTime()}
+		found[name] = file
 		names = append(names, name)
 	}
 	sort.Slice(names, func(i, j int) bool {
@@ -158,6 +177,29 @@ func (f *Folder) candidates() (map[string]File, []string, error) {
 		return a.Name < b.Name
 	})
 	return found, names, nil
+}
+
+// candidate describes one entry of the folder; false when it is gone.
+func (f *Folder) candidate(e fs.DirEntry) (File, bool) {
+	name := e.Name()
+	file := File{Path: filepath.Join(f.opts.Dir, name), Name: name}
+	info, err := e.Info()
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return file, false // gone since ReadDir
+	case err != nil:
+		file.Problem = unreadable(name, err)
+		return file, true
+	}
+	file.Size, file.ModTime, file.info = info.Size(), info.ModTime(), info
+	switch mode := info.Mode(); {
+	case mode&fs.ModeSymlink != 0:
+		file.Problem = problem(name, "is a symbolic link: hrsync never follows a link in the drop folder "+
+			"(put the export itself into the folder)", nil)
+	case !mode.IsRegular():
+		file.Problem = problem(name, "is "+kindOf(mode)+", not a file hrsync can read", nil)
+	}
+	return file, true
 }
 
 // Waiting lists the files that match the pattern, oldest first, at once:
@@ -178,11 +220,45 @@ func (f *Folder) Waiting() ([]File, error) {
 // with DoneMarker it keeps the files whose marker exists, without waiting.
 // Whether a file was processed before is for the caller to decide from
 // File.SHA256.
+//
+// A file that cannot be processed at all comes with its Problem (see
+// ProblemError) instead of a hash, and never stops the other files. Ready
+// fails as a whole only when the folder cannot be listed, the context
+// ends, or the system is short of resources.
 func (f *Folder) Ready(ctx context.Context) ([]File, error) {
 	before, names, err := f.candidates()
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
+	ready, err := f.settled(ctx, before, names)
+	if err != nil || len(ready) == 0 {
+		return nil, err
+	}
+	root, err := os.OpenRoot(f.opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open drop folder: %w", err)
+	}
+	defer root.Close() //nolint:errcheck // read only
+	out := ready[:0]
+	for _, file := range ready {
+		if file.Problem == nil {
+			ok, err := f.inspect(ctx, root, &file)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, file)
+	}
+	return out, nil
+}
+
+// settled keeps the candidates that are complete: with DoneMarker, those
+// whose marker exists; else those whose size and modification time did not
+// change over StableFor.
+func (f *Folder) settled(ctx context.Context, before map[string]File, names []string) ([]File, error) {
 	var ready []File
 	if f.opts.DoneMarker {
 		for _, name := range names {
@@ -191,55 +267,86 @@ func (f *Folder) Ready(ctx context.Context) ([]File, error) {
 				ready = append(ready, before[name])
 			}
 		}
-	} else {
-		if err := f.wait(ctx, f.opts.StableFor); err != nil {
-			return nil, err
-		}
-		after, _, err := f.candidates()
-		if err != nil {
-			return nil, err
-		}
-		for _, name := range names {
-			a, ok := after[name]
-			b := before[name]
-			if ok && a.Size == b.Size && a.ModTime.Equal(b.ModTime) {
-				ready = append(ready, b)
-			}
+		return ready, nil
+	}
+	if err := f.wait(ctx, f.opts.StableFor); err != nil {
+		return nil, err
+	}
+	after, _, err := f.candidates()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		a, ok := after[name]
+		b := before[name]
+		if ok && a.Size == b.Size && a.ModTime.Equal(b.ModTime) {
+			ready = append(ready, b)
 		}
 	}
-	out := ready[:0]
-	for _, file := range ready {
-		sum, same, err := hashFile(ctx, file)
-		if err != nil {
-			return nil, err
-		}
-		if !same {
-			continue // written to while hashed: not complete after all
-		}
-		file.SHA256 = sum
-		out = append(out, file)
-	}
-	return out, nil
+	return ready, nil
 }
 
-// hashFile returns the hex SHA-256 of the file, and whether its size and
-// mtime are still those of file afterwards.
-func hashFile(ctx context.Context, file File) (string, bool, error) {
-	fh, err := os.Open(file.Path)
-	if err != nil {
-		return "", false, fmt.Errorf("open %s: %w", file.Name, err)
+// inspect hashes a settled file. It reports false when the file is not
+// ready after all (gone, or written to while hashed); a file that cannot be
+// read, or is empty, is ready with its Problem. Only a context end or a
+// shortage of the system (transient) is an error.
+func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, error) {
+	fh, err := f.open(root, file.Name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil // gone since it was listed
+	case err != nil && transient(err):
+		return false, fmt.Errorf("open %s: %w", file.Display(), err)
+	case err != nil:
+		file.Problem = unreadable(file.Name, err)
+		return true, nil
 	}
 	defer fh.Close() //nolint:errcheck // read only
+	sum, same, err := hashOpen(ctx, fh, *file)
+	switch {
+	case ctx.Err() != nil:
+		return false, fmt.Errorf("hash %s: %w", file.Display(), ctx.Err())
+	case err != nil && transient(err):
+		return false, fmt.Errorf("hash %s: %w", file.Display(), err)
+	case err != nil:
+		file.Problem = unreadable(file.Name, err)
+		return true, nil
+	case !same:
+		return false, nil // written to while hashed: not complete after all
+	case file.Size == 0:
+		file.Problem = problem(file.Name, "is empty (0 bytes): it holds no export, not even a header", nil)
+		return true, nil
+	}
+	file.SHA256 = sum
+	return true, nil
+}
+
+// hashOpen returns the hex SHA-256 of the open file fh, and whether it is
+// still the version of file afterwards (same file, size and mtime).
+func hashOpen(ctx context.Context, fh *os.File, file File) (string, bool, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, ctxReader{ctx: ctx, r: fh}); err != nil {
-		return "", false, fmt.Errorf("hash %s: %w", file.Name, err)
+		return "", false, err
 	}
 	st, err := fh.Stat()
 	if err != nil {
-		return "", false, fmt.Errorf("stat %s: %w", file.Name, err)
+		return "", false, err
 	}
-	same := st.Size() == file.Size && st.ModTime().Equal(file.ModTime)
-	return hex.EncodeToString(h.Sum(nil)), same, nil
+	return hex.EncodeToString(h.Sum(nil)), sameVersion(st, file), nil
+}
+
+// sameVersion tells whether st describes the version of file that was
+// found: the same file (when known), size and modification time.
+func sameVersion(st fs.FileInfo, file File) bool {
+	if st.Size() != file.Size || !st.ModTime().Equal(file.ModTime) {
+		return false
+	}
+	return file.info == nil || os.SameFile(st, file.info)
+}
+
+// changed is the error of a file that is no longer the version found.
+func changed(file File) error {
+	return fmt.Errorf("%s: %w", file.Display(), sources.ErrChanged)
 }
 
 // ctxReader stops a long copy when its context is done.
@@ -255,30 +362,115 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
+// Open opens a file Ready returned for reading, within the folder (no link
+// is followed out of it). A file that is no longer the version Ready found
+// (replaced, written to) is refused with an error wrapping
+// sources.ErrChanged; one that cannot be opened any more with its
+// *ProblemError (or, when the system is short of resources or the file is
+// gone, the system's error). A file with a Problem returns it.
+func (f *Folder) Open(file File) (*os.File, error) {
+	if file.Problem != nil {
+		return nil, file.Problem
+	}
+	root, err := os.OpenRoot(f.opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open drop folder: %w", err)
+	}
+	defer root.Close() //nolint:errcheck // the file opened stays open
+	fh, err := f.open(root, file.Name)
+	switch {
+	case err != nil && (transient(err) || errors.Is(err, fs.ErrNotExist)):
+		return nil, fmt.Errorf("open %s: %w", file.Display(), err)
+	case err != nil:
+		return nil, unreadable(file.Name, err)
+	}
+	if err := f.Unchanged(fh, file); err != nil {
+		_ = fh.Close()
+		return nil, err
+	}
+	return fh, nil
+}
+
+// Unchanged checks that fh, opened by Open, and the name in the folder are
+// still the version of file that Ready found (same file, size and
+// modification time), without reading it: an error wrapping
+// sources.ErrChanged if not.
+func (f *Folder) Unchanged(fh *os.File, file File) error {
+	st, err := fh.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", file.Display(), err)
+	}
+	lst, err := os.Lstat(file.Path)
+	if err != nil || !sameVersion(st, file) || !sameVersion(lst, file) {
+		return changed(file)
+	}
+	return nil
+}
+
+// current checks, before Archive moves it, that file is still in the
+// folder as the version read: same file, size and modification time, and,
+// for a file with a hash, the same content. An error wraps
+// sources.ErrChanged when it changed, fs.ErrNotExist when it is gone.
+func (f *Folder) current(ctx context.Context, file File) error {
+	st, err := os.Lstat(file.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s is no longer in the drop folder: %w", file.Display(), fs.ErrNotExist)
+	case err != nil:
+		return fmt.Errorf("stat %s: %w", file.Display(), errors.Unwrap(err))
+	case !sameVersion(st, file):
+		return changed(file)
+	case file.SHA256 == "":
+		return nil
+	}
+	fh, err := f.Open(file)
+	if err != nil {
+		return err
+	}
+	defer fh.Close() //nolint:errcheck // read only
+	sum, same, err := hashOpen(ctx, fh, file)
+	switch {
+	case err != nil:
+		return fmt.Errorf("hash %s: %w", file.Display(), err)
+	case !same || sum != file.SHA256:
+		return changed(file)
+	}
+	return nil
+}
+
 // Archive moves a file Ready returned into processed/ or failed/ with its
 // report beside it as "<name>.report.json" (JSON, mode 0600), and removes
 // its marker. Call it only once the outcome is committed. If a file or
 // report of that name is already archived, the new one gets a suffix with
 // the time and the start of its hash ("export.20250601T120000Z-1a2b3c4d.csv");
 // nothing is overwritten. It returns the archived file's path.
+//
+// A file that is no longer the version read (its size, modification time
+// or content changed: a row appended while the run was in flight) is not
+// archived: Archive returns an error wrapping sources.ErrChanged, and the
+// file stays in place for the next run, which reads it whole again (a new
+// hash). A file gone from the folder returns an error wrapping
+// fs.ErrNotExist.
 func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, report any) (string, error) {
 	if outcome != Processed && outcome != Failed {
-		return "", fmt.Errorf("archive %s: unknown outcome %q", file.Name, outcome)
+		return "", fmt.Errorf("archive %s: unknown outcome %q", file.Display(), outcome)
 	}
 	if err := ctx.Err(); err != nil {
-		return "", fmt.Errorf("archive %s: %w", file.Name, err)
+		return "", fmt.Errorf("archive %s: %w", file.Display(), err)
+	}
+	if err := f.current(ctx, file); err != nil {
+		return "", err
 	}
 	body, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("encode report of %s: %w", file.Name, err)
+		return "", fmt.Errorf("encode report of %s: %w", file.Display(), err)
 	}
 	dir := filepath.Join(f.opts.Dir, string(outcome))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create %s folder: %w", outcome, err)
 	}
 	for attempt := 0; ; attempt++ {
-		name := f.archiveName(file, attempt)
-		dest := filepath.Join(dir, name)
+		dest := filepath.Join(dir, f.archiveName(file, attempt))
 		if exists(dest) || exists(dest+ReportSuffix) {
 			continue
 		}
@@ -287,22 +479,57 @@ func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, report
 			continue // taken meanwhile
 		}
 		if err != nil {
-			return "", fmt.Errorf("write report of %s: %w", file.Name, err)
+			return "", fmt.Errorf("write report of %s: %w", file.Display(), err)
 		}
 		err = moveNew(file.Path, dest)
-		if errors.Is(err, fs.ErrExist) {
-			_ = os.Remove(dest + ReportSuffix) // ours: written just above
-			continue
-		}
 		if err != nil {
-			return "", fmt.Errorf("archive %s: %w", file.Name, err)
+			_ = os.Remove(dest + ReportSuffix) // ours: written just above
+		}
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			return "", fmt.Errorf("%s is no longer in the drop folder: %w", file.Display(), fs.ErrNotExist)
+		case err != nil:
+			return "", fmt.Errorf("archive %s: %w", file.Display(), err)
+		}
+		if err := f.keptStill(dest, file); err != nil {
+			return "", err
 		}
 		if err := os.Remove(file.Path + MarkerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return dest, fmt.Errorf("remove marker of %s: %w", file.Name, err)
+			return dest, fmt.Errorf("remove marker of %s: %w", file.Display(), err)
 		}
 		syncDir(dir)
 		syncDir(f.opts.Dir)
 		return dest, nil
+	}
+}
+
+// keptStill checks the file Archive just moved to dest: a writer that still
+// had it open may have appended to it between the check and the move. Then
+// it goes back into the drop folder (under a new name if its own was taken
+// meanwhile), its report is removed, and the error wraps
+// sources.ErrChanged.
+func (f *Folder) keptStill(dest string, file File) error {
+	st, err := os.Lstat(dest)
+	if err != nil {
+		return fmt.Errorf("stat archived %s: %w", file.Display(), errors.Unwrap(err))
+	}
+	if sameVersion(st, file) {
+		return nil
+	}
+	_ = os.Remove(dest + ReportSuffix)
+	for attempt := 0; ; attempt++ {
+		back := filepath.Join(f.opts.Dir, f.archiveName(file, attempt))
+		err := moveNew(dest, back)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s changed while it was archived, and could not be put back from %s: %w",
+				file.Display(), filepath.Base(filepath.Dir(dest)), err)
+		}
+		return changed(file)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -80,7 +81,8 @@ func (f *Folder) failedName(rel string) (string, error) {
 	if p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) {
 		return "", notFailed(rel, "is outside the drop folder")
 	}
-	name := filepath.Base(p)
+	// The name as printed (escaped, see DisplayName) or as on disk.
+	name := RawName(filepath.Base(p))
 	if filepath.Dir(p) != FailedDir {
 		return "", notFailed(rel, "is not in the drop folder's "+FailedDir+"/ (give it as "+FailedDir+"/NAME, relative to the drop folder)")
 	}
@@ -91,7 +93,7 @@ func (f *Folder) failedName(rel string) (string, error) {
 }
 
 // quoteRel quotes a path an operator gave, for an error message.
-func quoteRel(rel string) string { return fmt.Sprintf("%q", rel) }
+func quoteRel(rel string) string { return strconv.Quote(rel) }
 
 // Restore takes the export rel names (see FailedExport) back from failed/
 // into the drop folder, for a run that processes it again, and returns it
@@ -107,14 +109,14 @@ func (f *Folder) Restore(ctx context.Context, rel string) (File, error) {
 		return File{}, err
 	}
 	src := filepath.Join(f.opts.Dir, FailedDir, name)
-	st, err := os.Stat(src)
+	st, err := os.Lstat(src)
 	if err != nil {
 		return File{}, fmt.Errorf("stat %s: %w", quoteRel(rel), err)
 	}
-	file := File{Path: src, Name: name, Size: st.Size(), ModTime: st.ModTime()}
-	sum, same, err := hashFile(ctx, file)
+	file := File{Path: src, Name: name, Size: st.Size(), ModTime: st.ModTime(), info: st}
+	sum, same, err := hashPath(ctx, file)
 	if err != nil {
-		return File{}, err
+		return File{}, fmt.Errorf("hash %s: %w", quoteRel(rel), err)
 	}
 	if !same {
 		return File{}, fmt.Errorf("%s changed while it was read; try again", quoteRel(rel))
@@ -134,6 +136,9 @@ func (f *Folder) Restore(ctx context.Context, rel string) (File, error) {
 			return File{}, fmt.Errorf("take %s back: %w", quoteRel(rel), err)
 		}
 		file.Path, file.Name = dest, target
+		if moved, err := os.Lstat(dest); err == nil {
+			file.info = moved
+		}
 		break
 	}
 	if f.opts.DoneMarker {
@@ -162,4 +167,25 @@ func (f *Folder) Rel(path string) string {
 		return path
 	}
 	return filepath.ToSlash(rel)
+}
+
+// hashPath hashes the file at file.Path (in failed/, which hrsync alone
+// writes to), as hashOpen does.
+func hashPath(ctx context.Context, file File) (string, bool, error) {
+	fh, err := os.Open(file.Path)
+	if err != nil {
+		return "", false, err
+	}
+	defer fh.Close() //nolint:errcheck // read only
+	return hashOpen(ctx, fh, file)
+}
+
+// DisplayRel is Rel with the file's name as every output prints it
+// (DisplayName): "failed/employees.csv", or `failed/"a\nb.csv"` for a
+// name with a control character. FailedExport and Restore take either
+// form.
+func (f *Folder) DisplayRel(path string) string {
+	rel := f.Rel(path)
+	dir, base := filepath.Split(filepath.FromSlash(rel))
+	return filepath.ToSlash(dir) + DisplayName(base)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -42,6 +44,13 @@ type RunFlags struct {
 
 // ErrLocked says another run of the same job and tenant holds the lock.
 var ErrLocked = store.ErrLocked
+
+// ErrUnusable marks an error of Export.Read that makes the export unusable
+// as a whole, so that no later run can read it either: a file that cannot
+// be read (no permission, an I/O error), an empty file, a link. Such an
+// export goes to failed/ with its report, like one missing a column, and
+// the other exports of the run go on.
+var ErrUnusable = errors.New("export unusable")
 
 // ExportReport is what became of one export: the report written beside an
 // archived file, and a part of the run's summary.
@@ -252,8 +261,12 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			zap.Int("people", plan.Create.Len()), zap.String("firstRun", firstRun))
 	}
 	if err != nil {
-		if sources.IsFileError(err) {
+		if errors.Is(err, sources.ErrChanged) {
+			return j.changedWhileRead(ctx, log, er)
+		}
+		if sources.IsFileError(err) || errors.Is(err, ErrUnusable) {
 			// The file itself is unusable: it goes to failed/ with its report.
+			log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
 			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
 			er.Cause, er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
 			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
@@ -366,7 +379,10 @@ func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, reject
 }
 
 // finish commits the run's outcome, then archives the export; the report
-// it returns says where the export went.
+// it returns says where the export went. An export that could not be
+// archived (it changed after it was read, it is gone, or the move failed)
+// stays where it is, and the run's outcome and record say so
+// (notArchived).
 func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res store.RunResult, processed bool) (ExportReport, error) {
 	if err := j.commit(ctx, res); err != nil {
 		return er, err
@@ -375,11 +391,81 @@ func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res st
 	if err != nil {
 		return er, fmt.Errorf("encode report: %w", err)
 	}
-	if er.ArchivedAs, err = export.Archive(processed, report); err != nil {
-		return er, fmt.Errorf("archive %s: %w", export.Name(), err)
+	dest, err := export.Archive(processed, report)
+	if err != nil {
+		er = j.notArchived(ctx, er, res, err)
+	} else {
+		er.ArchivedAs = dest
 	}
 	if res.Err != nil && res.Outcome == store.OutcomeFailed {
 		return er, res.Err
 	}
 	return er, nil
+}
+
+// notArchived completes the report and the committed run record of an
+// export Archive left in place. Changed after it was read (a row appended
+// while the run was in flight): nothing is lost, the next run reads the
+// new content whole (a new hash; the rows already applied are unchanged
+// against the state), and the run needs attention so that slow writers are
+// noticed. Gone: the content read was applied; the outcome stands. Any
+// other failure: the run needs attention, and the next run archives it
+// (its hash is recorded) or reads it again.
+func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunResult, aerr error) ExportReport {
+	log := j.log.With(zap.String("run", er.RunID), zap.String("source", er.Source))
+	var note, next string
+	outcome := er.Outcome
+	switch {
+	case errors.Is(aerr, sources.ErrChanged):
+		note = "it changed after it was read, so it was not archived: it stays in the drop folder, and the next run reads it whole again"
+		next = "nothing is lost: the next run applies what was added; if exports are still being written when hrsync reads them, " +
+			"raise the drop folder's stableFor or use done markers"
+		log.Warn("the export changed after it was read; it stays for the next run")
+	case errors.Is(aerr, fs.ErrNotExist):
+		note = "it was removed from the drop folder before it could be archived"
+		log.Warn("the export was removed from the drop folder before it could be archived")
+	default:
+		note = "it could not be archived (" + aerr.Error() + "): it stays in the drop folder, and the next run tries again"
+		next = "check that the drop folder and its " + "processed/ and failed/ are writable and the disk is not full"
+		log.Error("archive the export", zap.Error(aerr))
+	}
+	if next != "" && outcome == store.OutcomeOK {
+		outcome = store.OutcomeAttention
+	}
+	er.Outcome, er.Cause, er.Next = outcome, joinNonEmpty(er.Cause, note), joinNonEmpty(er.Next, next)
+	errText := note
+	if res.Err != nil {
+		errText = res.Err.Error() + "; " + note
+	}
+	if er.Error != "" {
+		er.Error = joinNonEmpty(er.Error, note)
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	defer cancel()
+	if err := j.store.AmendRun(fctx, res.ID, outcome, errText); err != nil {
+		log.Error("record that the export was not archived", zap.Error(err))
+	}
+	return er
+}
+
+// changedWhileRead ends the run of an export that changed while it was
+// read: what was read may mix two versions, so nothing of it is applied or
+// recorded; it stays in place and the next run reads it whole.
+func (j *Job) changedWhileRead(ctx context.Context, log *zap.Logger, er ExportReport) (ExportReport, error) {
+	er.Outcome = store.OutcomeAttention
+	er.Cause = "changed while it was read, so nothing of it was applied: it stays in the drop folder, and the next run reads it whole again"
+	er.Next = "nothing is lost; if exports are still being written when hrsync reads them, raise the drop folder's stableFor or use done markers"
+	log.Warn("the export changed while it was read; nothing applied, it stays for the next run")
+	return er, j.commit(ctx, store.RunResult{ID: er.RunID, Outcome: er.Outcome, Err: errors.New(er.Cause)})
+}
+
+// joinNonEmpty joins the non-empty parts with "; ".
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "; ")
 }

@@ -290,7 +290,10 @@ func (j *Job) personalize(ctx context.Context, log *zap.Logger, t *tally, it Ite
 		t.mu.Lock()
 		t.answered++
 		t.mu.Unlock()
-		fields, merr := json.Marshal(res.Fields)
+		// Nothing derived from the birth date is kept (DESIGN.md, invariant 5).
+		kept := res.Fields
+		kept.Birth = nil
+		fields, merr := json.Marshal(kept)
 		if merr != nil {
 			return fmt.Errorf("encode fields of %s: %w", it.ExternalID, merr)
 		}

@@ -1,0 +1,38 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// AmendRun changes the outcome and error text of a finished run, for what
+// happened after FinishRun committed it: its export could not be archived
+// (it changed after it was read, or the move failed), so the run needs
+// attention after all. A run still running, or unknown, is refused
+// (ErrRunState, ErrNotFound); the rest of the record is kept.
+func (s *Store) AmendRun(ctx context.Context, id string, outcome RunOutcome, errText string) error {
+	if outcome == "" || outcome == OutcomeRunning {
+		return fmt.Errorf("amend run %s: a final outcome is required", id)
+	}
+	return s.inTx(ctx, "amend run "+id, func(tx *sqlx.Tx) error {
+		var current RunOutcome
+		err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT outcome FROM runs WHERE id = ?"), id).Scan(&current)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("run: %w", ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read run: %w", err)
+		}
+		if current == OutcomeRunning {
+			return fmt.Errorf("%w: still running", ErrRunState)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind("UPDATE runs SET outcome = ?, error = ? WHERE id = ?"), outcome, errText, id); err != nil {
+			return fmt.Errorf("update run: %w", err)
+		}
+		return nil
+	})
+}

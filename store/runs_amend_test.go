@@ -1,0 +1,28 @@
+package store_test
+
+import (
+	"testing"
+
+	"hrsync/store"
+)
+
+func TestAmendRun(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *store.Store) {
+		must(t, s.StartRun(ctx(t), store.Run{ID: "run-amend", Job: store.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
+		wantErr(t, s.AmendRun(ctx(t), "run-amend", store.OutcomeAttention, "x"), store.ErrRunState)
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-amend", Outcome: store.OutcomeOK,
+			Counts: map[string]int{"created": 2}, FinishedAt: at(1, 30)}))
+		must(t, s.AmendRun(ctx(t), "run-amend", store.OutcomeAttention, "it changed after it was read"))
+		runs, err := s.LastRuns(ctx(t), 1)
+		must(t, err)
+		r := runs[0]
+		if r.Outcome != store.OutcomeAttention || r.Error != "it changed after it was read" || r.Counts["created"] != 2 ||
+			!r.FinishedAt.Equal(at(1, 30)) {
+			t.Fatalf("amended run = %+v", r)
+		}
+		wantErr(t, s.AmendRun(ctx(t), "no-such-run", store.OutcomeAttention, "x"), store.ErrNotFound)
+		if err := s.AmendRun(ctx(t), "run-amend", store.OutcomeRunning, ""); err == nil {
+			t.Error("amended back to running")
+		}
+	})
+}
