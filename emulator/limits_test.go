@@ -29,7 +29,7 @@ func TestLimitsRefuseChosenPeople(t *testing.T) {
 			"people[0].addBalance: want a number from 0 to 500"},
 		{"request amount above the maximum", `{"collectionId":"` + PlainCollectionID + `","amount":501,"people":[` + ok + `]}`,
 			400, "invalid_input", "amount: above the maximum of 500"},
-		{"a field too long, in characters", body(ok, ok, `{"externalId":"N3","lastName":"` + strings.Repeat("é", 21) + `"}`),
+		{"a field too long, in characters", body(ok, ok, `{"externalId":"N3","lastName":"`+strings.Repeat("é", 21)+`"}`),
 			400, "invalid_input", "people[2].lastName: 21 characters, longer than the maximum of 20"},
 		{"a body too large", body(`{"externalId":"N4","department":"` + strings.Repeat("x", 5000) + `"}`), 413, "payload_too_large",
 			"larger than 4096 bytes"},
