@@ -102,7 +102,7 @@ const maxReason = 200
 func refusalOf(p model.Person, e *apiclient.Error) Refusal {
 	r := Refusal{ExternalID: p.ExternalID, Line: p.Line, Status: e.Status, Code: e.Code}
 	msg := e.Message
-	if field, end, ok := personPath(msg); ok {
+	if field, end, ok := personPath(msg); ok && field != "" {
 		// The request held this person alone: "people[0]." says nothing.
 		r.Field = field
 		start := strings.Index(msg, "people[")
