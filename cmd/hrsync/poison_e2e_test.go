@@ -18,17 +18,17 @@ import (
 func TestE2EPoisonPersonInABatchOf100(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, configOptions{batchSize: 100})
-	e.emu.do(t, "PUT", "/_emulator/limits", map[string]any{"maxBalance": 1000}, nil)
+	e.emu.do(t, "PUT", "/_emulator/limits", map[string]any{"maxBalance": 100}, nil)
 	staff := genPeople(1, 101)
-	staff[49].balance = "5000" // P00050
+	staff[49].balance = "500" // P00050
 	export := csvExport(staff)
 	e.dropFile("poison.csv", export)
 
 	res := e.mustRun(4, "run", "people")
-	const reason = "refused by the platform: 400 invalid_input: addBalance: above the maximum of 1000"
+	const reason = "refused by the platform: 400 invalid_input: addBalance: above the maximum of 100"
 	last := lastLine(t, res)
 	for _, want := range []string{"attention: people " + tenantName + ": poison.csv: 99 people created",
-		"1 person refused by the platform (400 invalid_input: addBalance: above the maximum of 1000): P00050",
+		"1 person refused by the platform (400 invalid_input: addBalance: above the maximum of 100): P00050",
 		"fix the refused people"} {
 		if !strings.Contains(last.Msg, want) {
 			t.Errorf("last line %q does not say %q", last.Msg, want)
