@@ -477,6 +477,9 @@ type NotFound = Error
 // NotPersonalizable defines model for NotPersonalizable.
 type NotPersonalizable = Error
 
+// PayloadTooLarge defines model for PayloadTooLarge.
+type PayloadTooLarge = Error
+
 // ServerError defines model for ServerError.
 type ServerError = Error
 
@@ -1795,6 +1798,8 @@ type CreatePeopleResponse struct {
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -1830,6 +1835,11 @@ func (r CreatePeopleResponse) GetJSON403() *Forbidden {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreatePeopleResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePeopleResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -2460,6 +2470,13 @@ func ParseCreatePeopleResponse(rsp *http.Response) (*CreatePeopleResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2965,78 +2982,80 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Dxrcxs3kn+la+6qYl+NSNne1O3Kn2RJzurWsXWilVQ2VEXNmSYHKwwwBjCiGRX/+xWAeZHE8OFX7q7y",
-	"SdLg0Y1Gv7uhxyiReSEFCaOjk8coI0xJuV+vyajF6dSQsn+lpBPFCsOkiE6iESVSpBqMhDkyAxOaSkVg",
-	"1IKJGeAMmRhEcaSTjHK0y3MmWF7m0clxHJlFQdFJxIShGalouVzGUYEKczIV6DPJOSUW1mU6MoqJmf3K",
-	"LOQCTRbFkcDc7pF0JkZxpOhDyRSl0YlRJXXhVzC138xC7MK4ubk8/1wIU6lyNNFJVJbMzlyHuLSLdSGF",
-	"JnfGV5he04eStLF/JVIYEu5XLArOErQgh//SltyPHTD/rmganUT/NmzvbehH9fBCKVnRc/W6LsUDcpYC",
-	"E0Vp4EmO3GJLKfzX6N3bGBDmSooZWJTtXznT2t5jfViYMuLp00G0jKPXUk1YmpL4+li/zwiMvCcBTIOQ",
-	"BpBzOafUch0mBqZSgcmYBrspioXD7600r2Up0q+P3o24F3IuoOWQGAol0zIxIBVIlZKqUboipaVAzn7H",
-	"CadvQ7oWL0hQWPpNCIoGEUodciNSD6T8Rl8drVOYYskNoAGTERQcjWXEl+4v5aUBclxY+tkfFukMHwgm",
-	"RAIcQhXa76X8EcWikiD99VG/RkPAWc6MxSDeUJRHjaYMbV/NHnZ0qoNxI7A0mVT2Or7+Gd5KL0+xpS9W",
-	"stW9CEgleVGzrO0IfSPwARn/dmzb4MI0lC3wAfzMTAYdWscrXDNHj3ihZEJaUwooUsdEExoLTcJ4swRo",
-	"17qlKXFcDMbiC93msrYG3oQpQkNXJAtOHT1fKFmQMszbAMxl6Ym5Soe/yznkKBaQKEqZ0cMZmxpnbRXN",
-	"UaX+0tze8ATT1OtEwiSrBPzpoLVAoswnFsN41ZZtGsU4qhRpz6gH6OykoVzvuuVLa2y84rOrq+1QKVzY",
-	"v3UmS56OSKQXOTLegTiRkhOKyJvM2t7+WsNfO8dts7Wc/IsSY/c+R0Ovrc3Sm7S1PKYzLAjkFCbSZI6Y",
-	"KAR7IKVRLRzj2G8TpkwGMyXLwpJz9epSSjClIJ2IY6Ep3Tb2C6Hnto0JWSlSRWl4MJfCZJ2R9mrdyJVj",
-	"heBKqVImkAfHFoQquOliDcu1kS3gfpcpw2QXh/zTz1oue67wGsWMNm/wUiS81OyhvUFtUBl3byTSl94f",
-	"sH7LZAEJchIpKkitWRF8sXmV5L2FxoFL0dCRYTltenFx5EDtOz10sMbUriER/pzINECBU3viCSfIMcmY",
-	"oCNFmLoPdn4MukwyQA3M+32/eb9PKqshf5ta92gQOltOWuOMwv5yVxIdVu38TRFcm+8PF5LUy7wCuHrs",
-	"jNgsM0HW43J+TfpGhXm57Pk+Z2lQckI31FVcmyo7TV8hR5FQEDunMyzvbl5apvRCJKDJBk6//PLLL0c/",
-	"/nh0fu6dH11QwqaVOW3NsM7k3I17bgveWkoFKpNXVnlT46xp187IR0NKIO9R91OmtHnroqDAKMdtg9If",
-	"JDjoJOhbkih0x2+YoEtDeQ//oQVmri2o4DWH2SwEyNKoNUWrUByFt9P+UjDDkOv+WVdSa9JWHQbnsG0b",
-	"2EvcertbwIcO+85d5E/ISwqpMi7Vmewxms3o8+CwYYbTvljYyCsA33lk6anZX9nvkBDWa2tJ1Qym9/aX",
-	"3nWXhTwmt+9bz4NB3af7XdYVIDe6T/Wt4rBBwp4Ds1qItkFelTjnTjYxseWanfS5Wp1fCZXdSLEebVyF",
-	"433+rB9938NacfShRGGYWQT3VmSQ8ate2DrDgzg5jh5QMRR92Faj7w8VhJFBU+ovIg49188PZnWP0zZe",
-	"1w3WO7nZb+aVzrrj4TJx7UmbfbtI326nXKPNSJS53fOKY0J23ysSqSVBHF2hsmqSL2CUsaJwo/VvtwFC",
-	"tlK46Qd+mrnuvX79mnETApR2HextRG498UrHXIbCKnsaYCkJw6aMlPU94ebm8tyZZXhiDTRLV5MNikyp",
-	"BKUukbcevDZ8tClAK6zSf/CroGVPwhG3zzUa5OAl2IYWORrrXc98Kk8HQ+oUDR6m4Q85wn+XpBahM2wL",
-	"06fNhe/EpWaOIAphfbvpKrWR8z6c1Kpt5yoftkRUDue2FR2Hy/r9Ut3vWvGzVPf1ij0IcU265CbkzdUE",
-	"+iQr1mcv9tOEVz7txcSs0vfrmtBuH9c4Nrvebj1uf+JqOwdqWaqk4/VuNQXduZtxZg1mbdMg3tYUNxpt",
-	"Fd8cP/7k7We/wc6Z2DEnyBzrhO9aisZAnEthLerFWhzckuzK+yKbmE8U+vSEKHmVhfWVp00P2po5JsXo",
-	"ExkmjpJSG5m394ZpyuyOyK86OK2Abwmxok8fQ2FqM/5T2Md3WYJ9ELeUuvCTrb4jNKWi9HIfL7TxPjNX",
-	"xNri/eykd58zrM+ZTqQwTJQr2bEmrWnnXIqRkcl933BHBnu2yGVKfC++ENJ4Vto5UxaNI76XPauuwkd9",
-	"IS/OeebnxA2+WpxZw+ttRJivAiLZg3HLdMWKzG/HtZm56rx/wmptXTsmZtc0O4heo5V1QbeX/U5nGSrj",
-	"+PSAnVfWbd35fV3K2ckOmpezHSap1nSniWEPVmrOFU5NUMMZnO1/nvc4Cx1iZ+y0P4RK1Qe9sY0IwsOt",
-	"hS6ulHInmnCkWtWB6xqvK/UbWmKFk1tB3FAFG1q+omuHAJvsGTaWXS0a4Ia1fCzqV6ipWnWpdUlhtZSh",
-	"fuMStJKXFs0LTnndWxKc/VaKVxyT+1OR/pwxQ/ssOMsX9zvnvePplWLCnCpC3adnX3EU9z2lpz6avWts",
-	"3CqNRF829MFGkAfkgTpJtL1ihSslH1iVkF5FqahGerNu9YSeTG4I2nUVtfUlyPsD2O0J5b7kQn+eOSSp",
-	"LYzO0joJHhIEq5Pr3PnqQYzC5J6J2ZaMWz3lZu908JoJCIenarElTerG+6monTRxpk2f51Df+UF23jPY",
-	"Xuy4ZosOqe18ierNaC34WHOnu/WZ/bJeO+or36RM8qnFxrVE22bwznktAIe5MY4cAQvdI8Wtx7CZduFM",
-	"EFjA32nw815CgiIhTikwDVIQOBU6ADt9WnIOlr/rrjCdybkIVsb63YWvItvWadnXKoTW1y7JQWn3/a+t",
-	"1zVk+rTusnkt1Qh5j20/NDyozrMjPPik5Poh5aBVNA402wcZ6xD0TnJpMwW7XbNsUQ8hSP9sei4ar1xZ",
-	"QJYxS+V8xR8oZ4JFcXRm5UtFcfSGZBRHPzE1sz/fsInCKI5GiVQFs19GOGPGoGJu/RnaK5PKerenH8r6",
-	"8xXT1pzchlSSpqRUzCxGlmCVDiZUpE5Lr9JXFcLFA6lF09SVoLJHgLvTqkvO0eMEXrkdYFweH79ITs/O",
-	"Lkaj396/+8fFW/eF7preY8fBbnKrHzJjCt98xsRUhnWSvRdBCk6vLkFOXdrakkQqNAQzNjWuzVmkkJNK",
-	"MhQp053EtsnQQFXLvicqXDJcGyrGYs5MBlh3rH6n4e/XoBfaUB7DXDFjSMBUydxXvEk9sISACUNqisla",
-	"DXwwFmPxc0aKAvVxpkEzTsLEvkc2lUlpOQ0UJVKlGuYdJFHrMicNTzQRnF+MLn94O8jTpydjocskIa3t",
-	"ds+Pj2OgjwkVpu49q4MRmGcsyQCFnpOyM5+9BJ/NAVQE6PqMYSLTxVjcPY59pmccnTyOXSvJODoZR4PB",
-	"YBzF47qppP22XN6BI5s7pDMQrs1Fg/dyQApfPbCi5dB5ORZ/ef43dz/fH79wTYCWkxZw12nuuxuAl0uY",
-	"Z1JT0+x8JOx5+xsOxsJ1HNhzeYWIHOwd+EZCzhISmlrFYr3zQjEyqBZR5eE4FtQnwyF9xLzgNKj6dIb1",
-	"6lbDRRdV1QfOZG6ZjWBUccWTDpM+tREgKe05+JnX1iSwYNFJ9GJwPHhhQ0w0mRPAIRZsSB/N8OHZsO2l",
-	"Gz52++qWQ1/1GM7IWySpA2UTXz/QMFlA6QtA2pF9sgAE66uAsiGtlwhm5WBr65b9ORZV+5YOtm/Bk5v3",
-	"Z09jZ/mtH2Q3SnHhfYOuW1DgjAk0lL6EO+c1340F8xe7o9ATg5aA9SrgqGauYxQF3KVo8A5yQqFBybmG",
-	"OSkaC05TA7I0Te9ggpyTgrzUBgQqVfWoOGp4Tmm49TKNTqI3TBtfkolWH0P8GrY/7ZRh4LHE8taHRqTN",
-	"K5kuvljjbrcqtVyNv4wqaf2Jw/Pj4y8M2tX0ehqHN8p1yzj6i8cgtHGD6bDzEsMtebZ7yUrftlv0Yvei",
-	"9umEW/GX3Suaxwx2wfO/7V6w3ha/jKPv9yFB9xWAW/NiLxo0neHO0pd57oqAjpkdu/ubsCKGnecIddLq",
-	"5Fff0qKjW7v+IK306H5epkuLZ6WiViXqBzLd/ofPkSr3PGgZB98HVXh81tOgeF2tXnnNrr3+0GVR8AU0",
-	"xTBr8Py7F+Tc1crtmg9OKjvvltrS2f7Pom6/tgQ31cmgCDtiNmHgnxL8h0nwD2S67pacuijcXc9nSW/n",
-	"+VG/U2FDJu2NvRSdF0tVg3O9n/c0DN6T9TItkeHZ90fPj0H7x4neJbAyAhMuk3s9FlOpgBldPxKxxsL5",
-	"EOhcD++8VkXbqucUcwJfefaP4DSgvqe0ekvC0ZAaC78Uzi2NWk/VLc3Q977YX5gGhGkp/JssOe2+0LIY",
-	"rMB5GvISOrWAs646/V/rMAR6Cb6x3xBu3uh7e7Q6GZSb/f9PDz3fa8Hao8X/Wxqsw3krzoePrrG6amtr",
-	"ulLXUW5rvHCQlvOFouFj03/adVPWlF1Gogo1fNr/zuqJAt0TNv/AreqSc9kyDcgVYbrwoVTqQ/8Kznd6",
-	"LO4CNfe76qksGqgAvQRpMlJzpqkbrvgXlrp+HWfQakvi08FYWPG4w8RG/0ccxazEGd2BfwkHmuzpNRiF",
-	"QlulmIJ3KTQ8IXF0MwJWb+oegAaV2w9k6i6Yr+Wstf3AX9Rdu/uPuxgQJqgIatrAk6l6GjuFzzlwaQNZ",
-	"++3o9fVT//xy7uoglPqo1dmNDz7RrRunztO3PcDaBURbn7g/9jiGbYXpE5Z3C2zt4h29BH2bdSp0n71X",
-	"J5n6JTCrc69fYK+2khPksgOajvogtFWtz4bwNSOAWrz7rK8f/tPt/0PdfuvENv/GoDdwr2YEnP/2lXDY",
-	"u/cPo3WVQo6bJCpfAKapy6tXz57dq2eY+Nd23kP2vjmgADrKkfEBnFaWfCzmmWyMI31k2ri0u0/du1gY",
-	"njifvO2jj4G4rjx11yHw1NqpxuCiBqatd+8NsaB5g4x15etn1yYjpvRJg1zj/NdVDDNnCcFMobAm0v4R",
-	"j0UpeJ1nbuoGmRRS+W93lynlhTQkksXRP2hRm9qQ4ew+Nd80nWvUz6QmAZNFx+zHLcquE78qwdjz1JFf",
-	"dZRBUzDgc1xo/1BvLJh5CfOMrEcRPBBzSVkUVYZe2hA/pYSjP4RP5qLwZYiiKm30mcA1wqz+lxn8+IbE",
-	"zGTRyfPvv+9Rbl8+ygm99d8rzHl2EAp7FV3X2nM2OzZ6Ah8vjNVTGeugVM+E/9TFf5Au9kxVV9qYgEnJ",
-	"71fiEyfvt8tuldVJfLe++uutZXrtMPP6wFegHieo6UbxZd06OOFVcdZ/93rbOetVvepkOHz2/D8Hx4Pj",
-	"wbOTvx7/9Tja9t87vtNgd4Kb6zcvwRWeYEK8qpsp4mjYA1ntyay9d5JZHWxdY70L5pDrQgtTTbJwNSWr",
-	"o0BadS28X99za2jYAbAeGgYgVeZxHcRgIxYJ4fmq5PdtbVVOG/F0QUJlg1YRcrywvF3+TwAAAP//",
+	"7Fx5cxs3lv8qqN6tir3VImU7qZ2R/5IlOaMdx9aKVlKZUBU9Nh7ZGKGBNoAW3VHxu28B6JNE8/A1O1Pz",
+	"l6TG/fCO3zugxyiRWS4FCqOjk8coRaCo3K/XaFR5Ojeo7F8UdaJYbpgU0Uk0wUQKqomRZAnMkBnOpUJi",
+	"VMnEgsACmBhFcaSTFDOwwzMmWFZk0clxHJkyx+gkYsLgAlW0Wq3iKAcFGZpq6TPJOSZ2rUs6MYqJhf3K",
+	"7Mo5mDSKIwGZnSPpdIziSOGHgimk0YlRBXbXr9bUfjK7YneNm5vL889dYS5VBiY6iYqC2Z7rK67sYJ1L",
+	"odGd8RXQa/xQoDb2r0QKg8L9CnnOWQJ2yfHftSX3Y2eZ/1Q4j06i/xi39zb2rXp8oZSs6Nm/rkvxAJxR",
+	"wkReGPIkA253i5T8z+Td25gAWSopFsRu2f6VMa3tPdaHJXOGnD4dRas4ei3VjFGK4uvv+n2KxMh7FIRp",
+	"IqQhwLlcIrVcB4khc6mISZkmdlIQpdvfW2ley0LQr7+9G3Ev5FKQlkNikitJi8QQqYhUFFW9pStUWgrg",
+	"7A+Ycfw2pGv3RRIQln4zJHmzEaRuc1dQcgn0vZRvQC2+0daUZ3wyk7S0l8vt0vYyQRCTIsk5GMuhBJIE",
+	"c6PJE/tV55jY3ppxFOYlSZUuRUJA6yJDTZiJCQhKNDrNZKdBmXMkck6AKJwXGimZgUlSr6EIE0RnwDkq",
+	"/xm15/EJqgdU/gRfnR6nZA4FNwRM7+gv3V81oTIoLU/ZH/YiU3hAMkMUxG2ousr3Uv4Eoqy0iv76W78G",
+	"g4SzjBm7g3jDeBw11iM0fdV73LEzbo0bAYVJpbIs+vXP8FZ6HRNb+kKlb3o8SCV69WPF3RH6RsADMP7t",
+	"RLnZC9OkaBcfkV+YSUmH1nGPa5bgN54rmaC23G/lwzLRDKdCozCVIIAd64ZS5FCOpuIL3eaqtpDerCsE",
+	"g1dOKju2L1cyR2WYt4uQycITs0+Hv8glyUCUJFFImdHjBZsbh0AULkHRrsQ/AUq9nUBI0krpPR21VlkU",
+	"2czuMO7b902gEEeVcRlo9Qs67GAw07tu+dIaYG8M7OhqOlAKSvu3TmXB6QQFvciA8c6KMyk5gog8jKgx",
+	"yG/1+mvnuG2mlrO/Y2Ls3Odg8LW143qTtpbHdAq505UzaVJHTBCCPaDSoErHOPbbjCmTkoWSRW7J2b86",
+	"iglQDNIJOeQa6ba2XxE8t210SAtBFdJwYyaFSTst7dW6livHCsGRUlEmgAfbSgQVnLRc2+Vay5bl/pCU",
+	"QbKLQ/7me61WA1d4DcJb6XWEl/BCs4f2BrUBZdy9oaAvPUayWG5WkgQ4CgqKUGtWBC83rxI9gmpALQWD",
+	"R4ZluIls48gttW/30MEaU7u2ifDnRNIABU7tiWccSQZJygQeKQTqPtj+MdGFtfuaMI+Ff/dYWCqrIX+f",
+	"W8g4Cp0tQ61hgWEfoiuJbldt/00RXOvvDxeS1MusWrB/7BTZIjVB1uNyeY36RoV5uRj4vmQ0KDmhG+oq",
+	"rk2VTekr4CASDO7O6QzLu5uXVkE4D9l+/fXXX49++uno/NyDH4v32Lwyp60Z1qlcunbPbcFbo5iDMlll",
+	"lTc1zpp27bR8NKgE8AF1P2dKm7fOMwy0ctjWKP1Bgo1Ogr4liUJ3/IYJvDSYDfAf2MXMtV0qeM1hNgst",
+	"ZGnUmqL+Ko7C22l/KZhhwPVwryupNWqrDoN92LYJ7CVuvd0ty4cO+85d5M/ACwypMi7VmRwwmk3r82Cz",
+	"YYbjvruw3mhgfYfI6KnZX9nvkBA2aGtR1Qym98ZL77rDQojJzfvW82BQ9+lhyNpb5EYPqb7+HjZIOHBg",
+	"VgvRtpX7EufgZBMnsFyzkz5X/f6VUNmJFBvQxlWIYgjP+tb3A6wVRx8KEIaZMji3QgOMXw2urVM4iJPj",
+	"6AEUAzG026r1/aGCMDFgCv1FxGHg+vnBrO73tI3XdbPrndzsJ/NKZx14uOhke9Jm3u6mb7dTrtFmKIrM",
+	"znnFIUE77xUKakkQR1egrJrkJZmkLM9da/3bbYCQrRRu4sBPM9eD169fM25CC9EuwN5G5BaJVzrmMuRW",
+	"2dMQRlEYNmeoLPYkNzeX584s+5gWo/1gg0JTKIHUBTfXndeGjzYFqMcqwwe/Clr2JOxx+/irAU68BFvX",
+	"IgNj0fXChzd10KWmYOAwDX/IEf63QFWGzrDNTZ83F75zLzVzBLcQ1rebUKn1nPfhpFZtO6h82BBRAc5t",
+	"IzqAy+J+qe53jfhFqvt6xB6EuEZdcBNCczWBPsmKDdmL/TThlQ97MbGo9P26JrTTx/Uem1lvtx53OHC1",
+	"nQO1LFTSQb1bTUG376afWS+zNmlw39YUNxqtv98MPv7s7eewwc6Y2NEnyBzrhO9aisZAnEthLerFmh/c",
+	"kuzKY5HNnc8U+PCEKHgVhfXZuE0Ebc0ck2LyiQwTR0mhjczaewNKmZ0R+FVnT73lW0L09OljyE1t2n8O",
+	"Y3wXJdhn45ZSF76z1XcIplBIL/dBoQ36TF1ibwv62UnvITCsz5lOpDBMFL3oWBPWtH0uxcTI5H6ouSOD",
+	"A1NkkiLfiy+ENJ6VdvaUeQPE97Jn1VV4ry+E4hwyP0du4FV5Zg2vtxFhvgqI5MCOW6bLezK/fa9Nzz54",
+	"/4TR2kI7JhbXuDiIXpPeuCDsZX/gWQrKOD49YObeuK0zv69TOTvZQfNiscMk1ZruNDHswUrNuYK5CWo4",
+	"A4v9z/MeFqFD7PSd9l+hUvVBNLbhQfh1a6GLK6Xc8SYcqfo6cF3jdaV+Q0v0OLkVxA1VsKHlK7p2CLDJ",
+	"nmFj2dWiAW5Yi8eCfgUaq1GXWhcYVksp6DcuQCt5Ybd5wTGr622Cvd9K8YpDcn8q6C8pM7jPgLOsvN/Z",
+	"7x2nV4oJc6oQ9JCefcVB3A+knoZo9q6xcX0aiaFo6IP1IA+IA3WCaHv5CldKPrAqIN3fUl61DEbd6g4D",
+	"kdzQateV1zYUIB92YLcHlIeCC8Nx5pCktmt0htZB8JAgWJ1cx877BzEKknsmFlsibnWXm73DwWsmIOye",
+	"qnJLmNS1D1NRO2niTJsh5FDf+UF23jPYXuy4ZosOye18iezNZM35WIPT3fzMflGvHfmVb5Im+dRk41qg",
+	"bdN557wWgMNgjCNHwEIPSHGLGDbDLpwJJHbh7zTx/V6SBESCHClhmkiBxKnQEbHd5wXnxPJ3XSmnU7kU",
+	"wczYMFz4KrJtQcu+ViE0voYkB4Xd97+2QWjI9GldZfNaqgnwAdt+qHtQnWeHe/BJwfVD0kH9bRxotg8y",
+	"1qHVO8GlzRDsds2yRT2EVvpbU3PRoHJlF7KMWSiHFX/EjAkWxdGZlS8VxdEblFEc/czUwv58w2YKojia",
+	"JFLlzH6ZwIIZA4q58Wdgr0wqi25PPxT15yumrTm5DakkjUmhmCknlmCVDkZQqE4Lr9L7CuHiAVXZFHUl",
+	"oOwRyN1pVSXn6HFCXrkZyLQ4Pn6RnJ6dXUwmv79/99eLt+4L3jX12I6DXedWP6TG5L74jIm5DOskey8C",
+	"FTm9uiRy7sLWliRSgUGyYHPjSr8FJRmqJAVBme4Etk0Kpq7YvEfMXTBcG8ynYslMSqCu4v1Ok79cE11q",
+	"g1lMlooZg4LMlcx8xhvVA0uQMGFQzSFZy4GPpmIqfklRYSA/3tSOxr5umMqksJxGFCZSUU2WnU3WZaVP",
+	"NCI5v5hc/vh2lNGnJ1OhiyRBre10z4+PY4IfE8xNXXtWOyNkmbIkJSD0EpXt+ewl8dEcAgoJuNprVwE7",
+	"FXePUx/pmUYnj1NXSjKNTqbRaDSaRvG0Lippv61Wd8SRzR3SGQhX5qKJRzlECp89sKLltvNyKr5//md3",
+	"Pz8cv3BFgJaTSnLXKe67GxEvl2SZSo1NAfiRsOcdLjiYCldxYM/lFSJwYu/AFxJylqDQ2CoWi85zxdCA",
+	"KqMK4TgW1CfjMX6ELOc4qup0xvXoVsNFF1XWh5zJzDIbkknFFU86TPrUeoCotOfgZ15bo4CcRSfRi9Hx",
+	"6IV1McGkTgDHkLMxfjTjh2fjtpZu/Nitq1uNfdZjvEBvkaQOpE18/kCTWUkKnwDSjuyzkgCxWIUo69J6",
+	"iWBWDraWbtmfU1GVb+lg+RZ5cvP+7GnsLL/FQXYiCqXHBl1YkMOCCTBIX5I7h5rvpoL5i92R6ImJlgTq",
+	"Ub2C7TsKBu5IhiA0UXKpyRIVTgXHuSGyME3tYOJLrbNCGyJAqapGxVHDc0rDrZc0OoneMG18SibqPxD5",
+	"LWx/2i7jwAOS1a13jVCbV5KWX6xwt5uVWvX9L6MKXH/28fz4+Asv7XJ6A4XDG+m6VRx973cQmrjZ6bjz",
+	"OsUNebZ7SK9u2w16sXtQ+5zEjfh+94jmgYcd8PzPuwesl8Wv4uiHfUjQfQXgxrzYiwZNZbiz9EWWuSSg",
+	"Y2bH7v4m/KOEVrnUQauT33xJi45u7fiDtNKj+3lJV3aflYrqS9SPaLr1D58jVe7J1CoOvpmq9vFZz6Xi",
+	"dbV65TW79vpDF3nOS9Ikw6zB82+BgHOXK7djPjip7LzlalNn+z8Vu/3aEtxkJ4Mi7IjZuIH/luB/mAT/",
+	"iKYLt+TceeHuej5LejtPsoZBhXWZtDf2UnRecVUFzvV8HmkYuEeLMi2RybMfjp4fE+0fbHpIYGWEzLhM",
+	"7vVUzKUizOj6kYg1Fg5DgIMeHrxWSduq5hQyJD7z7B8GagL6Hmn1loSDQTUVfig5tzRqkaobmkL1nisF",
+	"C0yAzAvh36nJeffVmnvM1V3naQgldHIBZ111+v8WMARqCb4xbggXbwy9Pep3Jsr1/tfTQ8/3GrD2kPOf",
+	"S4N1OK8HPrx3DdVVW1vTlbqOclvjhYO0nE8UjR+b+tMuTFlTdimKytXwYf87qydycE/Y/AO3qkrORcs0",
+	"Aa4QaOldKepd/2qd7/RU3AVy7nfV82EwpFroJZEmRbVkGrvuin9hqevXcQastkQ+H02FFY87/0T1iINY",
+	"FLDAO+JfwhGN9vSaGAVCW6VIiYcUmjxBcXQzIaye1D0ADSq3H9HUVTBfC6y19cBfFK7d/dddTIDMQCGp",
+	"aUOezNXT2Cl8zgmX1pG1345eXz/1zy+XLg+C1Hutzm588IFu3YA6T9/2AGsXEG199v84AAzbDNMnDO8m",
+	"2NrBO2oJhibrZOg+e65OMPVL7KyOvX6BudpMTpDLDig6GlqhzWp99gpf0wOoxXvI+vrmf8P+fyjstyC2",
+	"+dcOg4571SMA/ttXwmF07x9G6yqEHDdBVF4SoNTF1atnz+7VM5n513bNvzvwkXeCRxkwPiKnlSWfimUq",
+	"G+OIH5k2LuzuQ/fOFyZPHCZv6+hjglxXSN1VCDy1dqoxuKAJ0xbde0MscNlsxkL5+tm1SZEpfdJsrgH/",
+	"dRbDLFmCZKFAWBNp/4inohC8jjM3eYNUCqn8t7tLilkuDYqkPPorlrWpDRnO7lPzTdO5Rv1UahRkVnbM",
+	"ftxu2VXiVykYe57a86uOMmoSBnwJpfYP9aaCmZdkmaJFFMEDMReUBVFF6KV18SkmHPwhfDAXhE9D5FVq",
+	"Y8gErhGm/5934OMbFAuTRifPf/hhQLl9eS8n9NZ/Lzfn2UFb2Cvpulaes1mxMeD4eGGsnspYgFI9E/4X",
+	"08XP9lhi/d/E/HPpcM+MdYaOCTIr+H3Pr3F64nbVzc46TdHNy/52a4VFu515PeIzV48z0Hij+KouOZzx",
+	"Kqnrv3t970B+lec6GY+fPf/v0fHoePTs5E/HfzqOtv3Xj+80sTORm+s3L4lLWJEZ8irfppCDYQ9otS6z",
+	"OMFJdHWwdU33Lhh7rhM0TDVBxn4oV0eBcOxaWGB9zq0uZWeBdZcysFJlVteXGG34MKF9vir4fZuTlfNG",
+	"rJ1zUdmu/oYcL6xuV/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

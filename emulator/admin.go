@@ -110,6 +110,21 @@ func (e *Emulator) adminMux() *http.ServeMux {
 		e.ClearRequests()
 		w.WriteHeader(http.StatusNoContent)
 	})
+	m.HandleFunc("GET /_emulator/limits", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, e.Limits())
+	})
+	m.HandleFunc("PUT /_emulator/limits", func(w http.ResponseWriter, r *http.Request) {
+		var l Limits
+		if !decodeAdmin(w, r, &l) {
+			return
+		}
+		now, err := e.SetLimits(l)
+		if err != nil {
+			writeAPIError(w, errInvalid("%v", err))
+			return
+		}
+		writeJSON(w, http.StatusOK, now)
+	})
 	m.HandleFunc("POST /_emulator/reset", func(w http.ResponseWriter, _ *http.Request) {
 		e.Reset()
 		w.WriteHeader(http.StatusNoContent)

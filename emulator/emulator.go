@@ -27,6 +27,12 @@ import (
 const (
 	DefaultOrdersMaxRows = 500
 	DefaultMaxBodyBytes  = 8 << 20
+	// DefaultMaxFieldChars is the longest string field of a person a
+	// createPeople call may carry, in characters (400 beyond).
+	DefaultMaxFieldChars = 10000
+	// DefaultMaxBalance is the largest addBalance or amount of a
+	// createPeople call (400 beyond).
+	DefaultMaxBalance = 1_000_000
 	// DefaultRequestLogSize is how many requests the log keeps (the oldest go first).
 	DefaultRequestLogSize = 10000
 )
@@ -102,6 +108,13 @@ type Options struct {
 	Seed int64
 	// MaxBodyBytes bounds request bodies (413 beyond); 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// MaxFieldChars bounds each string field of a person in a createPeople
+	// call, in characters (400 naming the field beyond); 0 means
+	// DefaultMaxFieldChars.
+	MaxFieldChars int
+	// MaxBalance bounds each addBalance and the amount of a createPeople
+	// call (400 naming the field beyond); 0 means DefaultMaxBalance.
+	MaxBalance float64
 	// Logger receives one line per API request (never a token); nil means none.
 	Logger *zap.Logger
 }
@@ -116,6 +129,7 @@ type Emulator struct {
 	admin   *http.ServeMux
 
 	mu       sync.Mutex // guards everything below
+	limits   Limits
 	st       *state
 	rng      *rand.Rand
 	faults   []*Fault
@@ -136,6 +150,16 @@ func New(opts Options) (*Emulator, error) {
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, fmt.Errorf("max body bytes %d: want > 0", opts.MaxBodyBytes)
+	}
+	if opts.MaxFieldChars == 0 {
+		opts.MaxFieldChars = DefaultMaxFieldChars
+	}
+	if opts.MaxBalance == 0 {
+		opts.MaxBalance = DefaultMaxBalance
+	}
+	start := Limits{MaxBodyBytes: opts.MaxBodyBytes, MaxFieldChars: opts.MaxFieldChars, MaxBalance: opts.MaxBalance}
+	if err := start.validate(); err != nil {
+		return nil, err
 	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -185,11 +209,12 @@ func (e *Emulator) resetLocked() {
 	e.faults = nil
 	e.faultSeq = 0
 	e.log = nil
+	e.limits = Limits{MaxBodyBytes: e.opts.MaxBodyBytes, MaxFieldChars: e.opts.MaxFieldChars, MaxBalance: e.opts.MaxBalance}
 }
 
 // Reset puts the emulator back to the built-in dataset: people, balances,
 // orders and personalizations as at start, no faults, an empty request
-// log, and the random source reseeded.
+// log, the limits of its Options, and the random source reseeded.
 func (e *Emulator) Reset() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -232,7 +257,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := e.opts.Clock()
-	r.Body = http.MaxBytesReader(w, r.Body, e.opts.MaxBodyBytes)
+	r.Body = http.MaxBytesReader(w, r.Body, e.Limits().MaxBodyBytes)
 	_, pattern := e.apiMux.Handler(r)
 	op := operationID(pattern)
 	fault := e.pickFault(op)

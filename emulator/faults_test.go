@@ -290,7 +290,8 @@ func TestMalformedInput(t *testing.T) {
 	}
 }
 
-// TestBodyLimit runs without the contract validator: 413 is not in the contract.
+// TestBodyLimit runs without the contract validator: the contract gives 413
+// to createPeople only, and the body limit holds on every endpoint.
 func TestBodyLimit(t *testing.T) {
 	emu, err := New(Options{Tokens: map[string][]string{tokDataset: nil}, MaxBodyBytes: 1024})
 	if err != nil {

@@ -3,7 +3,6 @@ package emulator
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -45,7 +44,7 @@ func str(p *string) string {
 
 // parseCreatePeople reads and checks a create-people body; errors name the
 // field ("people[2].addBalance").
-func parseCreatePeople(b []byte) (createPeopleBody, []inputPerson, *apiError) {
+func parseCreatePeople(b []byte, limits Limits) (createPeopleBody, []inputPerson, *apiError) {
 	var body createPeopleBody
 	if aerr := decodeJSON(b, &body, ""); aerr != nil {
 		return body, nil, aerr
@@ -59,7 +58,7 @@ func parseCreatePeople(b []byte) (createPeopleBody, []inputPerson, *apiError) {
 	if str(body.CollectionID) == "" {
 		return body, nil, errInvalid("collectionId is required")
 	}
-	if aerr := checkAmount("amount", body.Amount); aerr != nil {
+	if aerr := limits.checkAmount("amount", body.Amount); aerr != nil {
 		return body, nil, aerr
 	}
 	people := make([]inputPerson, len(*body.People))
@@ -72,6 +71,9 @@ func parseCreatePeople(b []byte) (createPeopleBody, []inputPerson, *apiError) {
 			return body, nil, aerr
 		}
 		p := &people[i]
+		if aerr := limits.checkFields(where, p); aerr != nil {
+			return body, nil, aerr
+		}
 		if str(p.ExternalID) == "" && str(p.Email) == "" {
 			return body, nil, errInvalid("%s: externalId or email is required", where)
 		}
@@ -86,21 +88,11 @@ func parseCreatePeople(b []byte) (createPeopleBody, []inputPerson, *apiError) {
 				return body, nil, errInvalid("%s.%s: want a date as YYYY-MM-DD or RFC 3339, got %q", where, d.field, str(d.value))
 			}
 		}
-		if aerr := checkAmount(where+".addBalance", p.AddBalance); aerr != nil {
+		if aerr := limits.checkAmount(where+".addBalance", p.AddBalance); aerr != nil {
 			return body, nil, aerr
 		}
 	}
 	return body, people, nil
-}
-
-// maxAmount bounds one grant, so that balances stay finite.
-const maxAmount = 1e12
-
-func checkAmount(field string, v *float64) *apiError {
-	if v != nil && (*v < 0 || *v > maxAmount || math.IsNaN(*v)) {
-		return errInvalid("%s: want a number from 0 to %g", field, float64(maxAmount))
-	}
-	return nil
 }
 
 func parseInputDate(s string) (time.Time, error) {
@@ -120,7 +112,7 @@ func (h apiHandlers) CreatePeople(w http.ResponseWriter, r *http.Request, params
 		writeAPIError(w, aerr)
 		return
 	}
-	body, people, aerr := parseCreatePeople(b)
+	body, people, aerr := parseCreatePeople(b, h.e.Limits())
 	if aerr != nil {
 		writeAPIError(w, aerr)
 		return

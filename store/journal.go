@@ -80,3 +80,18 @@ func (s *Store) Journal(ctx context.Context, f JournalFilter) ([]JournalEntry, e
 	}
 	return out, nil
 }
+
+// GrantCall returns the journal entry of the call grant key was last sent
+// in. It wraps ErrNotFound when the grant does not exist or was never sent.
+func (s *Store) GrantCall(ctx context.Context, key string) (JournalEntry, error) {
+	var r journalRow
+	err := s.r.GetContext(ctx, &r, s.r.Rebind(journalSelect+
+		" WHERE id = (SELECT journal_id FROM grants WHERE grant_key = ?)"), key)
+	if errors.Is(err, sql.ErrNoRows) {
+		return JournalEntry{}, fmt.Errorf("call of grant %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return JournalEntry{}, fmt.Errorf("read journal: %w", err)
+	}
+	return r.entry(), nil
+}

@@ -26,23 +26,49 @@ type killPoint struct {
 // would, and checks that every person exists once at the emulator with
 // exactly the balance the ledger says was granted. The second subtest adds
 // 5xx answers and dropped connections after the emulator applied the call.
-// Both run on each store.
+// The third has people the emulator refuses (a balance above its maximum)
+// spread over the export, so that most calls are bisections and kills land
+// between the calls and commits of a split batch: the people the platform
+// accepts are created once, the refused ones never, and none of their
+// grants is applied or held. Each runs on each store.
 func TestCrashPeopleSync(t *testing.T) {
 	for _, store := range storeKinds() {
 		t.Run(store, func(t *testing.T) {
 			t.Run("kills", func(t *testing.T) {
 				t.Parallel()
-				crashScenario(t, store, false)
+				crashScenario(t, store, crashPlain)
 			})
 			t.Run("kills with 5xx and dropped connections after apply", func(t *testing.T) {
 				t.Parallel()
-				crashScenario(t, store, true)
+				crashScenario(t, store, crashFaults)
+			})
+			t.Run("kills during bisections of batches with people the platform refuses", func(t *testing.T) {
+				t.Parallel()
+				crashScenario(t, store, crashPoison)
 			})
 		})
 	}
 }
 
-func crashScenario(t *testing.T, store string, faults bool) {
+// crashKind is a variant of the crash scenario.
+type crashKind int
+
+const (
+	crashPlain  crashKind = iota // kills only
+	crashFaults                  // kills with 5xx and dropped connections after apply
+	crashPoison                  // kills during bisections of batches with refused people
+)
+
+// poisonMaxBalance is the emulator's balance maximum in the poison variant;
+// the generated people ask for 10 to 40, the poison ones for more.
+const poisonMaxBalance = 40
+
+// isPoison tells whether generated person i is one the emulator refuses in
+// the poison variant: one in 61, so that most batches of 50 hold one.
+func isPoison(i int) bool { return i%61 == 7 }
+
+func crashScenario(t *testing.T, store string, kind crashKind) {
+	faults := kind == crashFaults
 	n := 3000
 	kills := []killPoint{
 		{delay: 15 * time.Millisecond}, {calls: 1}, {calls: 3}, {delay: 120 * time.Millisecond}, {calls: 2},
@@ -51,6 +77,14 @@ func crashScenario(t *testing.T, store string, faults bool) {
 	if testing.Short() {
 		n = 600
 		kills = []killPoint{{delay: 15 * time.Millisecond}, {calls: 1}, {calls: 2}, {delay: 120 * time.Millisecond}, {calls: 1}, {calls: 2}}
+	}
+	if kind == crashPoison {
+		// The first calls of a run are whole batches (4 at a time); later
+		// ones are mostly the halves of refused batches.
+		kills = []killPoint{{calls: 6}, {calls: 9}, {calls: 5}, {delay: 150 * time.Millisecond}, {calls: 12}, {calls: 7}}
+		if !testing.Short() {
+			kills = append(kills, killPoint{calls: 10}, killPoint{calls: 6}, killPoint{calls: 15}, killPoint{calls: 8})
+		}
 	}
 	e := newEnv(t, configOptions{batchSize: 50, concurrency: 4, timeout: 10 * time.Second, maxAttempts: 3, store: store})
 	if faults {
@@ -62,6 +96,16 @@ func crashScenario(t *testing.T, store string, faults bool) {
 	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "20ms"})
 
 	staff := genPeople(0, n)
+	poison := map[string]bool{}
+	if kind == crashPoison {
+		e.emu.do(t, "PUT", "/_emulator/limits", map[string]any{"maxBalance": poisonMaxBalance}, nil)
+		for i := range staff {
+			if isPoison(i) {
+				staff[i].balance = "75"
+				poison[staff[i].id] = true
+			}
+		}
+	}
 	e.dropFile("staff.csv", csvExport(staff))
 
 	killed := 0
@@ -89,7 +133,12 @@ func crashScenario(t *testing.T, store string, faults bool) {
 		}
 		c, r := resolveHeld(t, e)
 		confirmed, released = confirmed+c, released+r
-		waiting := len(e.grants("not_applied"))
+		waiting := 0 // grants waiting to be sent again; the refused people's never stop waiting
+		for _, g := range e.grants("not_applied") {
+			if !poison[g.ExternalID] {
+				waiting++
+			}
+		}
 		if res.code == 0 && c+r == 0 && waiting == 0 && pendingExports(t, e) == 0 {
 			done = true
 			break
@@ -116,13 +165,27 @@ func crashScenario(t *testing.T, store string, faults bool) {
 	for _, g := range e.grants("applied") {
 		ledger[g.ExternalID] += g.Amount
 	}
-	if len(emu) != n {
-		t.Errorf("the emulator holds %d generated people, want %d", len(emu), n)
+	if len(emu) != n-len(poison) {
+		t.Errorf("the emulator holds %d generated people, want %d", len(emu), n-len(poison))
+	}
+	checkPoisonLedger(t, e, poison)
+	if kind == crashPoison {
+		// A kill that landed during a bisection left a part of a split
+		// batch (fewer people than a batch) without an outcome.
+		n := e.count(`SELECT COUNT(*) FROM api_journal WHERE error_code = 'interrupted' AND item_count < 50`)
+		t.Logf("%d parts of split batches interrupted by a kill", n)
+		if n == 0 {
+			t.Errorf("no kill landed during a bisection")
+		}
 	}
 	wrong := 0
 	for _, p := range staff {
 		got, ok := emu[p.id]
 		switch {
+		case poison[p.id] && ok:
+			t.Errorf("person %s, whom the platform refuses, exists at the emulator", p.id)
+		case poison[p.id]:
+			continue
 		case !ok:
 			t.Errorf("person %s is missing at the emulator", p.id)
 		case len(got.Grants) != 1:
@@ -138,6 +201,32 @@ func crashScenario(t *testing.T, store string, faults bool) {
 	}
 	if held := e.grants(); len(held) != 0 {
 		t.Errorf("%d grants still held", len(held))
+	}
+}
+
+// checkPoisonLedger checks the ledger after the crash scenario settled:
+// every call has an outcome, every grant of a refused person is not applied
+// (never applied, never held), and the refusals were reported as rejected
+// rows.
+func checkPoisonLedger(t *testing.T, e *env, poison map[string]bool) {
+	t.Helper()
+	if n := e.count(`SELECT COUNT(*) FROM api_journal WHERE state = 'sent'`); n != 0 {
+		t.Errorf("%d calls of the journal have no outcome", n)
+	}
+	states := map[string]string{}
+	for _, g := range e.grants("applied", "not_applied", "unknown", "pending", "voided") {
+		states[g.ExternalID] = g.State
+	}
+	for id := range poison {
+		if states[id] != "not_applied" {
+			t.Errorf("the grant of %s, whom the platform refuses, is %q, want not_applied", id, states[id])
+		}
+	}
+	if len(poison) == 0 {
+		return
+	}
+	if n := e.count(`SELECT COUNT(*) FROM rejections WHERE field = 'addBalance' AND reason LIKE 'refused by the platform: 400%'`); n < len(poison) {
+		t.Errorf("%d refusals reported as rejected rows, want at least %d", n, len(poison))
 	}
 }
 

@@ -25,6 +25,8 @@ func newEmulatorCmd() *cobra.Command {
 		maxRows     int
 		seed        int64
 		maxBody     int64
+		maxField    int
+		maxBalance  float64
 		logRequests bool
 	)
 	cmd := &cobra.Command{
@@ -50,7 +52,8 @@ plain-collection=..."; requests are logged to stderr (never the token).`,
 			if len(tokens) == 0 {
 				return withCode(exitUsage, errors.New("emulator: a token is required: --token TOKEN[=companyA,companyB] or "+emulatorTokenEnv))
 			}
-			opts := emulator.Options{Tokens: map[string][]string{}, OrdersMaxRows: maxRows, Seed: seed, MaxBodyBytes: maxBody}
+			opts := emulator.Options{Tokens: map[string][]string{}, OrdersMaxRows: maxRows, Seed: seed,
+				MaxBodyBytes: maxBody, MaxFieldChars: maxField, MaxBalance: maxBalance}
 			for _, t := range tokens {
 				tok, companies, err := emulator.ParseToken(t)
 				if err != nil {
@@ -68,6 +71,12 @@ plain-collection=..."; requests are logged to stderr (never the token).`,
 			}
 			if maxBody <= 0 {
 				return withCode(exitUsage, fmt.Errorf("emulator: --max-body-bytes %d: want > 0", maxBody))
+			}
+			if maxField <= 0 {
+				return withCode(exitUsage, fmt.Errorf("emulator: --max-field-chars %d: want > 0", maxField))
+			}
+			if !(maxBalance > 0) {
+				return withCode(exitUsage, fmt.Errorf("emulator: --max-balance %g: want > 0", maxBalance))
 			}
 			log := zap.NewNop()
 			if logRequests {
@@ -87,6 +96,8 @@ plain-collection=..."; requests are logged to stderr (never the token).`,
 	f.IntVar(&maxRows, "orders-max-rows", emulator.DefaultOrdersMaxRows, "most orders one orders list answer holds (count still tells the total)")
 	f.Int64Var(&seed, "seed", 1, "seed of the random personalize delays and fault rates")
 	f.Int64Var(&maxBody, "max-body-bytes", emulator.DefaultMaxBodyBytes, "largest request body accepted (413 beyond)")
+	f.IntVar(&maxField, "max-field-chars", emulator.DefaultMaxFieldChars, "longest string field of a person in createPeople, in characters (400 beyond)")
+	f.Float64Var(&maxBalance, "max-balance", emulator.DefaultMaxBalance, "largest addBalance or amount in createPeople (400 beyond)")
 	f.BoolVar(&logRequests, "log-requests", true, "log each API request to stderr")
 	return cmd
 }

@@ -132,8 +132,18 @@ type Result struct {
 	// Skipped counts the new people not sent because the platform refused
 	// the token or the company on an earlier call of the run.
 	Skipped int `json:"skipped"`
+	// Refused counts the people the platform refused on their own: their
+	// batch was refused as invalid because of some of its people, split
+	// until each person had an outcome, and this person was still refused
+	// alone. Their grant is not applied; an export that lists them again
+	// sends them again.
+	Refused int `json:"refused"`
+	// Refusals lists the people counted in Refused, with the platform's reason.
+	Refusals []Refusal `json:"refusals,omitempty"`
 	// Failures counts the failed calls by class (unauthorized, forbidden,
 	// unreachable, rateLimited, refused, serverError, badAnswer, stopped).
+	// The calls refused because of some of their people, which were split,
+	// are not failures: their people are counted in Created or Refused.
 	Failures map[apiclient.Class]int `json:"failures,omitempty"`
 	// Errors lists the distinct call errors (no personal data), at most 20.
 	Errors []string `json:"errors"`
@@ -208,7 +218,7 @@ func (j *Job) createAll(ctx context.Context, runID string, create *People, res *
 			if stopped() {
 				return nil
 			}
-			out, err := j.createBatch(ctx, runID, batch)
+			out, err := j.createBatch(ctx, runID, batch, stopped)
 			mu.Lock()
 			defer mu.Unlock()
 			res.add(out)
@@ -217,7 +227,7 @@ func (j *Job) createAll(ctx context.Context, runID string, create *People, res *
 			if j.opts.Progress != nil {
 				j.opts.Progress(created, create.Len())
 			}
-			if apiclient.ClassOf(out.callErr).Fatal() {
+			if out.fatal {
 				fatal = true
 			}
 			if err != nil && fail == nil {
@@ -233,51 +243,111 @@ func (j *Job) createAll(ctx context.Context, runID string, create *People, res *
 	return fail
 }
 
-// add counts one call's outcome into the result.
+// add counts the outcome of one batch (its calls, and those of its parts
+// when it was split) into the result.
 func (r *Result) add(out batchOutcome) {
 	r.Calls += out.calls
 	r.Created += out.created
 	r.Granted += out.granted
 	r.NotApplied += out.notApplied
 	r.Unknown += out.unknown
-	if out.callErr == nil {
-		return
-	}
-	class := apiclient.ClassOf(out.callErr)
-	if r.Failures == nil {
-		r.Failures = map[apiclient.Class]int{}
-	}
-	r.Failures[class]++
-	if msg := out.callErr.Error(); !slices.Contains(r.Errors, msg) && len(r.Errors) < maxErrors {
-		r.Errors = append(r.Errors, msg)
+	r.Refused += len(out.refusals)
+	r.Refusals = append(r.Refusals, out.refusals...)
+	for _, err := range out.errs {
+		class := apiclient.ClassOf(err)
+		if r.Failures == nil {
+			r.Failures = map[apiclient.Class]int{}
+		}
+		r.Failures[class]++
+		if msg := err.Error(); !slices.Contains(r.Errors, msg) && len(r.Errors) < maxErrors {
+			r.Errors = append(r.Errors, msg)
+		}
 	}
 }
 
 // maxErrors bounds the distinct call errors a result lists.
 const maxErrors = 20
 
+// batchOutcome is what became of one batch: its call, and the calls of its
+// parts when the platform refused it because of some of its people.
 type batchOutcome struct {
 	calls, created, notApplied, unknown int
 	granted                             float64
-	// callErr is the call's error, nil when it succeeded.
-	callErr error
+	// errs are the failed calls' errors, except the refusals that were split.
+	errs []error
+	// fatal says a call failed with a class that stops the run (401, 403).
+	fatal bool
+	// split is the platform's refusal of this batch's own call when it is
+	// about some of its people (see splittable): the batch is sent again
+	// in halves. Nil otherwise.
+	split *apiclient.Error
+	// refusals are the people refused alone.
+	refusals []Refusal
 }
 
-// createBatch runs the exactly-once protocol for one batch: intent, call,
+// merge adds the outcome of a part of a split batch.
+func (o *batchOutcome) merge(part batchOutcome) {
+	o.calls += part.calls
+	o.created += part.created
+	o.notApplied += part.notApplied
+	o.unknown += part.unknown
+	o.granted += part.granted
+	o.errs = append(o.errs, part.errs...)
+	o.fatal = o.fatal || part.fatal
+	o.refusals = append(o.refusals, part.refusals...)
+}
+
+// createBatch sends one batch with the exactly-once protocol. When the
+// platform refuses it as invalid because of some of its people (400 or 422
+// naming a person, 413), the call was not applied, and the batch is sent
+// again in two halves, each with its own intent, Idempotency-Key and
+// outcome, down to single people: a person refused alone is a Refusal, and
+// every other person is created. Bisection stops when stop says so (the
+// run is cancelled, a state error, a refused token) or a part fails
+// fatally: the people not sent again keep their not-applied grant and are
+// counted in notApplied. The returned error is a state error.
+func (j *Job) createBatch(ctx context.Context, runID string, batch []model.Person, stop func() bool) (batchOutcome, error) {
+	out, err := j.sendBatch(ctx, runID, batch)
+	if err != nil || out.split == nil {
+		return out, err
+	}
+	if len(batch) == 1 {
+		out.notApplied = 0
+		out.refusals = append(out.refusals, refusalOf(batch[0], out.split))
+		j.log.Warn("the platform refused a person", zap.String("externalId", batch[0].ExternalID),
+			zap.Int("status", out.split.Status), zap.String("code", out.split.Code))
+		return out, nil
+	}
+	// The halves account for the batch's people from here on.
+	out.notApplied -= len(batch)
+	mid := len(batch) / 2
+	halves := [][]model.Person{batch[:mid], batch[mid:]}
+	for i, half := range halves {
+		if out.fatal || stop() {
+			out.notApplied += len(half)
+			continue
+		}
+		part, err := j.createBatch(ctx, runID, half, stop)
+		out.merge(part)
+		if err != nil {
+			if part.calls == 0 {
+				out.notApplied += len(half) // its intent was not recorded
+			}
+			for _, rest := range halves[i+1:] {
+				out.notApplied += len(rest)
+			}
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// sendBatch runs the exactly-once protocol for one call: intent, call,
 // outcome. The returned error is a state error (the run must stop); call
 // errors are outcomes.
-func (j *Job) createBatch(ctx context.Context, runID string, batch []model.Person) (batchOutcome, error) {
+func (j *Job) sendBatch(ctx context.Context, runID string, batch []model.Person) (batchOutcome, error) {
 	var out batchOutcome
-	req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID, People: make([]api.InputPerson, 0, len(batch))}
-	if j.opts.CompanyID != "" {
-		req.CompanyId = &j.opts.CompanyID
-	}
-	if j.opts.Amount != 0 {
-		req.Amount = &j.opts.Amount
-	}
-	if j.opts.SendEmail {
-		req.ShouldSendEmail = &j.opts.SendEmail
-	}
+	req := j.request(len(batch))
 	grants := make([]model.Grant, 0, len(batch))
 	for _, p := range batch {
 		addBalance, total := j.grantFor(p)
@@ -309,6 +379,22 @@ func (j *Job) createBatch(ctx context.Context, runID string, batch []model.Perso
 		return out, fmt.Errorf("record intent: %w", err)
 	}
 	return j.call(ctx, journalID, key, req, grants)
+}
+
+// request is a createPeople request with the tenant's options and room
+// for n people.
+func (j *Job) request(n int) api.CreatePeopleRequest {
+	req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID, People: make([]api.InputPerson, 0, n)}
+	if j.opts.CompanyID != "" {
+		req.CompanyId = &j.opts.CompanyID
+	}
+	if j.opts.Amount != 0 {
+		req.Amount = &j.opts.Amount
+	}
+	if j.opts.SendEmail {
+		req.ShouldSendEmail = &j.opts.SendEmail
+	}
+	return req
 }
 
 // call makes one createPeople call whose intent is committed, and commits
@@ -366,12 +452,21 @@ func (j *Job) call(ctx context.Context, journalID int64, key string, req api.Cre
 		out.unknown = len(grants)
 	}
 	j.warnUnaccounted(journalID, len(req.People), len(people), match, outcome.Unaccounted)
-	if err != nil {
-		out.callErr = err
+	switch {
+	case err == nil:
+		j.log.Debug("createPeople call done", zap.Int64("journal", journalID), zap.Int("people", len(grants)))
+	case outcome.State == store.JournalNotApplied && splittable(apiErr):
+		out.split = apiErr
+		if len(grants) > 1 {
+			j.log.Info("the platform refused a batch because of some of its people; sending it again in halves",
+				zap.Int64("journal", journalID), zap.Int("people", len(grants)),
+				zap.Int("status", apiErr.Status), zap.String("code", apiErr.Code))
+		}
+	default:
+		out.errs = []error{err}
+		out.fatal = apiclient.ClassOf(err).Fatal()
 		j.log.Warn("createPeople call failed", zap.Int64("journal", journalID), zap.String("state", string(outcome.State)),
 			zap.Int("people", len(grants)), zap.Error(err))
-	} else {
-		j.log.Debug("createPeople call done", zap.Int64("journal", journalID), zap.Int("people", len(grants)))
 	}
 	return out, nil
 }
@@ -393,16 +488,7 @@ func (j *Job) resendHeld(ctx context.Context, runID string, heldRows *People, re
 			// A cancelled run starts no new call; the batch stays held.
 			return fmt.Errorf("run stopped: %w", err)
 		}
-		req := api.CreatePeopleRequest{CollectionId: j.opts.CollectionID}
-		if j.opts.CompanyID != "" {
-			req.CompanyId = &j.opts.CompanyID
-		}
-		if j.opts.Amount != 0 {
-			req.Amount = &j.opts.Amount
-		}
-		if j.opts.SendEmail {
-			req.ShouldSendEmail = &j.opts.SendEmail
-		}
+		req := j.request(len(b.Grants))
 		complete := true
 		for _, g := range b.Grants {
 			p, ok := byID[g.ExternalID]
@@ -421,6 +507,11 @@ func (j *Job) resendHeld(ctx context.Context, runID string, heldRows *People, re
 			return fmt.Errorf("record resend of call %d: %w", b.Journal.ID, err)
 		}
 		out, err := j.call(ctx, journalID, b.Journal.IdempotencyKey, req, b.Grants)
+		if out.split != nil {
+			// A held batch is resent as it was, never split: its people
+			// are not applied, and the next run sends them in new batches.
+			out.errs = append(out.errs, out.split)
+		}
 		res.Resent += len(b.Grants)
 		res.add(out)
 		if err != nil {

@@ -23,8 +23,9 @@ const stays = "the export is read again by the next run"
 // without a state error (DESIGN.md, invariant 7): failed when the platform
 // refused the token or the company, or when no call of the run was applied
 // and none has an unknown outcome (every call refused, or the platform not
-// reached); attention when rows were rejected, grants are held or the
-// platform refused some people; ok otherwise.
+// reached); attention when rows were rejected, grants are held, the
+// platform refused some people on their own (they have their outcome:
+// Refused, not NotApplied) or some people were not created; ok otherwise.
 func judgeApply(plan *Plan, res *Result) verdict {
 	fatal, dominant := failureClasses(res)
 	switch {
@@ -43,6 +44,9 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	if n := len(plan.Held); n > 0 {
 		parts = append(parts, plural(n, "person", "people")+" waiting for a decision on a held grant")
 	}
+	if res.Refused > 0 {
+		parts = append(parts, refusedPhrase(res.Refusals))
+	}
 	if n := res.NotApplied; n > 0 {
 		parts = append(parts, fmt.Sprintf("%s not created (%s)", plural(n, "person", "people"), dominant.Describe()))
 	}
@@ -51,6 +55,10 @@ func judgeApply(plan *Plan, res *Result) verdict {
 		return verdict{outcome: store.OutcomeOK, cause: done}
 	}
 	next := "see the run's report"
+	if res.Refused > 0 {
+		next = "see the run's report for the platform's reason; fix the refused people in the HR system: " +
+			"an export that lists them again sends them again"
+	}
 	if res.Unknown > 0 || len(plan.Held) > 0 {
 		next = "check the platform, then 'hrsync grants list' and confirm or release the held grants"
 	}
@@ -58,6 +66,40 @@ func judgeApply(plan *Plan, res *Result) verdict {
 		next = dominant.NextStep() + "; the people not created are sent again by the next run"
 	}
 	return verdict{store.OutcomeAttention, done + "; " + strings.Join(parts, "; "), next}
+}
+
+// maxNamed bounds the externalIds a cause names.
+const maxNamed = 5
+
+// refusedPhrase says which people the platform refused on their own and
+// why: "2 people refused by the platform (400 invalid_input: addBalance:
+// ...): E1, E2". The reason is the first refusal's; other reasons are
+// in the report.
+func refusedPhrase(refusals []Refusal) string {
+	var b strings.Builder
+	b.WriteString(plural(len(refusals), "person", "people") + " refused by the platform")
+	if len(refusals) > 0 {
+		first := refusals[0]
+		why := strings.TrimPrefix(first.Reason, "refused by the platform: ")
+		others := false
+		for _, r := range refusals[1:] {
+			others = others || r.Reason != first.Reason
+		}
+		if others {
+			why += "; and other reasons"
+		}
+		fmt.Fprintf(&b, " (%s): ", why)
+		for i, r := range refusals[:min(len(refusals), maxNamed)] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(r.ExternalID)
+		}
+		if n := len(refusals) - maxNamed; n > 0 {
+			fmt.Fprintf(&b, " and %d more", n)
+		}
+	}
+	return b.String()
 }
 
 // failureClasses returns the class of a fatal failure of the run, if any,

@@ -32,6 +32,20 @@ func TestJudgeApply(t *testing.T) {
 			store.OutcomeAttention, []string{"100 grants held"}},
 		{"rejected rows", Plan{Rejections: make([]model.Rejection, 3)}, Result{Calls: 1, Created: 10, Granted: 250},
 			store.OutcomeAttention, []string{"10 people created, 250.00 granted; 3 rows rejected"}},
+		{"people refused on their own have their outcome", Plan{}, Result{Calls: 7, Created: 98, Granted: 2450, Refused: 2,
+			Refusals: []Refusal{
+				{ExternalID: "E7", Reason: "refused by the platform: 400 invalid_input: addBalance: above the maximum of 1000000"},
+				{ExternalID: "E9", Reason: "refused by the platform: 400 invalid_input: addBalance: above the maximum of 1000000"},
+			}},
+			store.OutcomeAttention, []string{"98 people created, 2450.00 granted; 2 people refused by the platform " +
+				"(400 invalid_input: addBalance: above the maximum of 1000000): E7, E9"}},
+		{"refused alone with nothing else created is attention, not failed", Plan{}, Result{Calls: 3, Refused: 1,
+			Refusals: []Refusal{{ExternalID: "E1", Reason: "refused by the platform: 413 payload_too_large"}}},
+			store.OutcomeAttention, []string{"0 people created", "1 person refused by the platform (413 payload_too_large): E1"}},
+		{"many refusals name five", Plan{}, Result{Calls: 20, Created: 1, Refused: 7, Refusals: []Refusal{
+			{ExternalID: "A", Reason: "x"}, {ExternalID: "B", Reason: "y"}, {ExternalID: "C"}, {ExternalID: "D"},
+			{ExternalID: "E"}, {ExternalID: "F"}, {ExternalID: "G"}}},
+			store.OutcomeAttention, []string{"7 people refused by the platform (x; and other reasons): A, B, C, D, E and 2 more"}},
 		{"money is never in scientific notation", Plan{}, Result{Calls: 1, Created: 1, Granted: 1102475}, store.OutcomeOK,
 			[]string{"1102475.00 granted"}},
 	} {

@@ -1,11 +1,13 @@
 package people
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/google/uuid"
@@ -247,6 +249,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		// operator released their grant): only those are sent.
 		if err == nil {
 			plan.resendsOnly()
+			err = j.dropRefused(ctx, plan)
 		}
 		if err != nil || plan.Create.Len() == 0 {
 			er.Outcome, er.Duplicate = store.OutcomeOK, true
@@ -302,16 +305,20 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		er.Counts["resent"] = res.Resent
 		er.Counts["calls"] = res.Calls
 		er.Counts["skipped"] = res.Skipped
+		er.Counts["refused"] = res.Refused
+		// The people the platform refused on their own are rejected rows
+		// of the export, with the platform's reason.
+		er.Rejections = withRefusals(plan, res.Refusals)
 	}
 	if err != nil {
 		// The file stays where it is: the next run picks it up again and,
 		// from the committed state, reaches the same end.
-		return j.fail(ctx, log, er, plan.Rejections, err)
+		return j.fail(ctx, log, er, er.Rejections, err)
 	}
 	v := judgeApply(plan, res)
 	er.Outcome, er.Cause, er.Next = v.outcome, v.cause, v.next
 	result := store.RunResult{ID: runID, Outcome: er.Outcome, Counts: er.Counts,
-		Rejections: plan.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}
+		Rejections: er.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}
 	if v.outcome != store.OutcomeOK {
 		result.Err = errors.New(v.cause)
 	}
@@ -324,8 +331,10 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		return er, j.commit(ctx, result)
 	}
 	if res.NotApplied > 0 {
-		// Some calls were certainly not processed (rate limited, refused):
-		// the export stays in place, unrecorded, so the next run sends them.
+		// Some calls were certainly not processed (rate limited, refused
+		// as a whole): the export stays in place, unrecorded, so the next
+		// run sends them. The people refused on their own are not among
+		// them: they have their outcome.
 		log.Warn("some people were not created; the export stays for the next run", zap.Int("people", res.NotApplied))
 		result.SourceFile = nil
 		if err := j.commit(ctx, result); err != nil {
@@ -335,6 +344,65 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 	}
 	log.Info("people sync done", zap.Any("counts", er.Counts))
 	return j.finish(ctx, export, er, result, true)
+}
+
+// withRefusals returns the plan's rejections followed by the people the
+// platform refused on their own, as rejected rows of the export, in line
+// order.
+func withRefusals(plan *Plan, refusals []Refusal) []model.Rejection {
+	if len(refusals) == 0 {
+		return plan.Rejections
+	}
+	out := make([]model.Rejection, 0, len(plan.Rejections)+len(refusals))
+	out = append(out, plan.Rejections...)
+	for _, r := range refusals {
+		out = append(out, r.rejection(plan.Source))
+	}
+	slices.SortStableFunc(out, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
+	return out
+}
+
+// dropRefused takes out of a re-dropped file's plan the people the platform
+// refused on their own when the file was processed: their grant is not
+// applied, like a grant an operator released, but the same content would
+// be refused the same way. An export with other content sends them again.
+func (j *Job) dropRefused(ctx context.Context, plan *Plan) error {
+	var err error
+	plan.Create.Filter(func(p model.Person) bool {
+		if err != nil {
+			return false
+		}
+		var refused bool
+		refused, err = j.refusedAlone(ctx, p.ExternalID)
+		return err == nil && !refused
+	})
+	return err
+}
+
+// refusedAlone tells whether the person's initial grant is not applied
+// because the platform refused them alone (see splittable).
+func (j *Job) refusedAlone(ctx context.Context, externalID string) (bool, error) {
+	key := model.GrantKey(j.opts.Tenant, externalID, j.opts.GrantReason, "1")
+	g, err := j.store.Grant(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read grant of %s: %w", externalID, err)
+	}
+	if g.State != model.GrantNotApplied {
+		return false, nil
+	}
+	call, err := j.store.GrantCall(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the call of %s: %w", externalID, err)
+	}
+	return call.State == store.JournalNotApplied && call.ItemCount == 1 && splittable(&apiclient.Error{
+		Status: call.HTTPStatus, Message: call.ErrorMessage, Outcome: apiclient.OutcomeNotApplied,
+	}), nil
 }
 
 // failSource records a failed run for a source that could not be read
