@@ -59,7 +59,7 @@ func (w textWorld) export(t *testing.T, good, bad int) string {
 		fmt.Fprintf(&b, "G%03d,g%03d@example.test,Ada%d,Testwell,Sales,Lisbon,2024-01-02,1990-03-04,\n", i, i, i)
 	}
 	for i := range bad {
-		fmt.Fprintf(&b, "B%03d,not-an-email-%d,Bad%d,Row,Sales,Lisbon,2024-01-02,1990-03-04,1102475\n", i, i, i)
+		fmt.Fprintf(&b, "B%03d,not-an-email-%d,Bad%d,Row,Sales,Lisbon,2024-01-02,1990-03-04,25\n", i, i, i)
 	}
 	path := filepath.Join(w.drop, "staff.csv")
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
