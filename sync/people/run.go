@@ -213,28 +213,21 @@ func (j *Job) refreshSnapshot(ctx context.Context, scanned bool) {
 // archives it.
 func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, loads *stateLoads) (ExportReport, error) {
 	runID := uuid.NewString()
-	log := j.log.With(zap.String("run", runID), zap.String("source", export.Name()))
+	x := &exportRun{tenant: j.opts.Tenant, export: export,
+		log: j.log.With(zap.String("run", runID), zap.String("source", export.Name())),
+		er:  ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}}
 	// The API client's lines of this run carry its id too.
 	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
-	er := ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}
 	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: store.JobPeople, Tenant: j.opts.Tenant}); err != nil {
-		er.Outcome, er.Error = store.OutcomeFailed, err.Error()
-		return er, fmt.Errorf("record run start: %w", err)
+		x.er.Outcome, x.er.Error = store.OutcomeFailed, err.Error()
+		return x.er, fmt.Errorf("record run start: %w", err)
 	}
-	file := func(outcome store.SourceOutcome, st sources.Stats) *store.SourceFile {
-		if export.SHA256() == "" || er.Duplicate {
-			return nil
-		}
-		return &store.SourceFile{Tenant: j.opts.Tenant, SHA256: export.SHA256(), Name: export.Name(),
-			Size: export.Size(), Rows: st.Rows, Rejected: st.Rejected, Outcome: outcome}
-	}
-
 	var duplicate bool
 	var firstRun string
 	if sha := export.SHA256(); sha != "" {
 		prev, seen, err := j.store.SourceFileByHash(ctx, j.opts.Tenant, sha)
 		if err != nil {
-			return j.fail(ctx, log, er, nil, fmt.Errorf("look up file hash: %w", err))
+			return j.fail(ctx, x.log, x.er, nil, fmt.Errorf("look up file hash: %w", err))
 		}
 		duplicate, firstRun = seen && prev.Outcome == store.SourceProcessed, prev.RunID
 	}
@@ -244,106 +237,146 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		loads.note(plan)
 	}
 	if duplicate {
-		// The same content was processed before. It is not processed
-		// again, except for people of it whose creation still waits (an
-		// operator released their grant): only those are sent.
-		if err == nil {
-			plan.resendsOnly()
-			err = j.dropRefused(ctx, plan)
+		var done bool
+		if plan, done, err = j.duplicateExport(ctx, x, plan, err, firstRun); done {
+			return x.er, err
 		}
-		if err != nil || plan.Create.Len() == 0 {
-			er.Outcome, er.Duplicate = store.OutcomeOK, true
-			er.Counts = map[string]int{"duplicate": 1}
-			er.Cause = "already processed (same content); archived without a change"
-			log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
-			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeOK, Counts: er.Counts}, true)
-		}
-		er.Duplicate = true
-		plan.Calls = j.planCalls(&plan.Create)
-		log.Info("file already processed (same content); sending only the people still waiting to be created",
-			zap.Int("people", plan.Create.Len()), zap.String("firstRun", firstRun))
 	}
 	if err != nil {
-		if errors.Is(err, sources.ErrChanged) {
-			return j.changedWhileRead(ctx, log, er)
-		}
-		if sources.IsFileError(err) || errors.Is(err, ErrUnusable) {
-			// The file itself is unusable: it goes to failed/ with its report.
-			log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
-			er.Outcome, er.Error = store.OutcomeFailed, err.Error()
-			er.Cause, er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
-			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err,
-				SourceFile: file(store.SourceFailed, sources.Stats{})}, false)
-		}
-		return j.fail(ctx, log, er, nil, err)
+		return j.planFailed(ctx, x, err)
 	}
-	er.Counts = plan.Summary()
-	er.Rejections = plan.Rejections
-	rows := plan.Stats.Rows
-
+	x.er.Counts = plan.Summary()
+	x.er.Rejections = plan.Rejections
 	if len(plan.Trips) > 0 {
-		er.Safeguards = plan.Trips
 		if !flags.OverrideSafeguards {
-			er.Outcome = store.OutcomeSafeguard
-			err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
-			er.Error = err.Error()
-			er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
-			er.Next = "check the export; if it is right, run it once with --override-safeguards"
-			log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
-			return j.finish(ctx, export, er, store.RunResult{ID: runID, Outcome: store.OutcomeSafeguard, Err: err,
-				Counts: er.Counts, Rejections: plan.Rejections, SourceFile: file(store.SourceFailed, plan.Stats)}, false)
+			return j.safeguardStop(ctx, x, plan)
 		}
-		log.Warn("safeguards overridden for this run", zap.Any("safeguards", plan.Trips))
+		x.er.Safeguards = plan.Trips
+		x.log.Warn("safeguards overridden for this run", zap.Any("safeguards", plan.Trips))
 	}
+	return j.applyExport(ctx, x, plan)
+}
 
-	res, err := j.Apply(ctx, runID, plan)
-	er.Result = res
+// exportRun is one export's run in progress: its report and its log.
+type exportRun struct {
+	tenant string
+	export Export
+	er     ExportReport
+	log    *zap.Logger
+}
+
+// sourceFile is the record of the export's file with the given outcome;
+// nil for a query, or for content processed before (a duplicate).
+func (x *exportRun) sourceFile(outcome store.SourceOutcome, st sources.Stats) *store.SourceFile {
+	if x.export.SHA256() == "" || x.er.Duplicate {
+		return nil
+	}
+	return &store.SourceFile{Tenant: x.tenant, SHA256: x.export.SHA256(), Name: x.export.Name(),
+		Size: x.export.Size(), Rows: st.Rows, Rejected: st.Rejected, Outcome: outcome}
+}
+
+// duplicateExport handles content processed before: it is not processed
+// again, except for people of it whose creation still waits (an operator
+// released their grant): only those are sent. done tells that the export
+// was archived without a change (the report is in x.er, err the archive's).
+func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, planErr error, firstRun string) (_ *Plan, done bool, err error) {
+	if planErr == nil {
+		plan.resendsOnly()
+		planErr = j.dropRefused(ctx, plan)
+	}
+	if planErr != nil || plan.Create.Len() == 0 {
+		x.er.Outcome, x.er.Duplicate = store.OutcomeOK, true
+		x.er.Counts = map[string]int{"duplicate": 1}
+		x.er.Cause = "already processed (same content); archived without a change"
+		x.log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
+		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: store.OutcomeOK, Counts: x.er.Counts}, true)
+		return plan, true, err
+	}
+	x.er.Duplicate = true
+	plan.Calls = j.planCalls(&plan.Create)
+	x.log.Info("file already processed (same content); sending only the people still waiting to be created",
+		zap.Int("people", plan.Create.Len()), zap.String("firstRun", firstRun))
+	return plan, false, nil
+}
+
+// planFailed ends a run whose plan could not be built: a file that changed
+// while read stays for the next run; an unusable file goes to failed/ with
+// its report; any other error fails the run and leaves the export in place.
+func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportReport, error) {
+	if errors.Is(err, sources.ErrChanged) {
+		return j.changedWhileRead(ctx, x.log, x.er)
+	}
+	if sources.IsFileError(err) || errors.Is(err, ErrUnusable) {
+		x.log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
+		x.er.Outcome, x.er.Error = store.OutcomeFailed, err.Error()
+		x.er.Cause, x.er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
+		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: store.OutcomeFailed, Err: err,
+			SourceFile: x.sourceFile(store.SourceFailed, sources.Stats{})}, false)
+	}
+	return j.fail(ctx, x.log, x.er, nil, err)
+}
+
+// safeguardStop ends a run a safeguard stopped before any call: the export
+// goes to failed/ with its report.
+func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (ExportReport, error) {
+	x.er.Safeguards = plan.Trips
+	x.er.Outcome = store.OutcomeSafeguard
+	err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
+	x.er.Error = err.Error()
+	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
+	x.er.Next = "check the export; if it is right, run it once with --override-safeguards"
+	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
+	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: store.OutcomeSafeguard, Err: err,
+		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats)}, false)
+}
+
+// applyExport applies the plan, judges the outcome (judgeApply) and
+// commits it; the export is archived unless the platform refused the run or
+// some calls were certainly not processed (the next run reads it again).
+func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (ExportReport, error) {
+	res, err := j.Apply(ctx, x.er.RunID, plan)
+	x.er.Result = res
 	if res != nil {
-		er.Counts["created"] = res.Created
-		er.Counts["notApplied"] = res.NotApplied
-		er.Counts["unknown"] = res.Unknown
-		er.Counts["resent"] = res.Resent
-		er.Counts["calls"] = res.Calls
-		er.Counts["skipped"] = res.Skipped
-		er.Counts["refused"] = res.Refused
+		for k, v := range map[string]int{"created": res.Created, "notApplied": res.NotApplied, "unknown": res.Unknown,
+			"resent": res.Resent, "calls": res.Calls, "skipped": res.Skipped, "refused": res.Refused} {
+			x.er.Counts[k] = v
+		}
 		// The people the platform refused on their own are rejected rows
 		// of the export, with the platform's reason.
-		er.Rejections = withRefusals(plan, res.Refusals)
+		x.er.Rejections = withRefusals(plan, res.Refusals)
 	}
 	if err != nil {
 		// The file stays where it is: the next run picks it up again and,
 		// from the committed state, reaches the same end.
-		return j.fail(ctx, log, er, er.Rejections, err)
+		return j.fail(ctx, x.log, x.er, x.er.Rejections, err)
 	}
 	v := judgeApply(plan, res)
-	er.Outcome, er.Cause, er.Next = v.outcome, v.cause, v.next
-	result := store.RunResult{ID: runID, Outcome: er.Outcome, Counts: er.Counts,
-		Rejections: er.Rejections, SourceFile: file(store.SourceProcessed, plan.Stats), SourceRows: &rows}
+	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
+	rows := plan.Stats.Rows
+	result := store.RunResult{ID: x.er.RunID, Outcome: x.er.Outcome, Counts: x.er.Counts,
+		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows}
 	if v.outcome != store.OutcomeOK {
 		result.Err = errors.New(v.cause)
 	}
-	if v.outcome == store.OutcomeFailed {
+	switch {
+	case v.outcome == store.OutcomeFailed:
 		// Nothing the platform refused is lost: the export stays in place,
 		// unrecorded, and the next run sends the people again.
-		er.Error = v.cause
-		log.Error("people sync failed at the platform", zap.String("cause", v.cause), zap.Any("counts", er.Counts))
+		x.er.Error = v.cause
+		x.log.Error("people sync failed at the platform", zap.String("cause", v.cause), zap.Any("counts", x.er.Counts))
 		result.SourceFile, result.SourceRows = nil, nil
-		return er, j.commit(ctx, result)
-	}
-	if res.NotApplied > 0 {
+		return x.er, j.commit(ctx, result)
+	case res.NotApplied > 0:
 		// Some calls were certainly not processed (rate limited, refused
 		// as a whole): the export stays in place, unrecorded, so the next
 		// run sends them. The people refused on their own are not among
 		// them: they have their outcome.
-		log.Warn("some people were not created; the export stays for the next run", zap.Int("people", res.NotApplied))
+		x.log.Warn("some people were not created; the export stays for the next run", zap.Int("people", res.NotApplied))
 		result.SourceFile = nil
-		if err := j.commit(ctx, result); err != nil {
-			return er, err
-		}
-		return er, nil
+		return x.er, j.commit(ctx, result)
 	}
-	log.Info("people sync done", zap.Any("counts", er.Counts))
-	return j.finish(ctx, export, er, result, true)
+	x.log.Info("people sync done", zap.Any("counts", x.er.Counts))
+	return j.finish(ctx, x.export, x.er, result, true)
 }
 
 // withRefusals returns the plan's rejections followed by the people the
