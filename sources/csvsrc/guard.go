@@ -109,15 +109,56 @@ func (g *guard) fastLine(b []byte) (int, bool) {
 		return 0, false
 	}
 	seg := b[:j]
-	if bytes.IndexByte(seg, '"') >= 0 {
+	if k := bytes.IndexByte(seg, '\r'); k >= 0 && k != j-1 {
 		return 0, false
 	}
-	if k := bytes.IndexByte(seg, '\r'); k >= 0 && k != j-1 {
+	if q := bytes.IndexByte(seg, '"'); q >= 0 && (g.st != fieldStart || g.recBytes != 0 || !g.wellQuoted(seg, q)) {
 		return 0, false
 	}
 	g.line++
 	g.endRecord()
 	return j + 1, true
+}
+
+// wellQuoted tells whether line, a whole line that starts a record and
+// whose first quote is at q, is one record in which every quote belongs to
+// a quoted field that opens at the start of its field and closes on this
+// line, right before a delimiter or the line's end ("" inside it being a
+// quote). encoding/csv then reads the line as one record, as the step by
+// step scan would find; anything else (a quote inside an unquoted field, a
+// field still open at the line's end) is left to that scan.
+func (g *guard) wellQuoted(line []byte, q int) bool {
+	end := len(line)
+	if end > 0 && line[end-1] == '\r' {
+		end-- // the "\r" of "\r\n"
+	}
+	for q >= 0 {
+		if q > 0 && line[q-1] != g.delim {
+			return false // a quote inside an unquoted field
+		}
+		i := q + 1
+		for {
+			c := bytes.IndexByte(line[i:end], '"')
+			if c < 0 {
+				return false // the field goes on past the line
+			}
+			i += c
+			if i+1 < end && line[i+1] == '"' {
+				i += 2 // "" is a quote in the field
+				continue
+			}
+			break
+		}
+		if i+1 < end && line[i+1] != g.delim {
+			return false // text after the closing quote
+		}
+		next := bytes.IndexByte(line[i+1:end], '"')
+		if next < 0 {
+			return true
+		}
+		q = i + 1 + next
+	}
+	return true
 }
 
 // fastQuoted takes the text of a quoted field up to its next quote at

@@ -154,6 +154,11 @@ func TestChunkedReadsGiveTheSameResult(t *testing.T) {
 		head4 + "\r" + people(1, 3, "\r"),
 		head4 + "\r\n" + people(1, 3, "\r\n") + "4,p4@example.com,\"A\rB\",C\r5,p5@example.com,A,B\r",
 		head4 + "\n" + people(1, 2, "\n") + "3,\"p3@example.com\"\r,A,B\n",
+		// Lines with quoted fields, taken at once by the guard's fast path
+		// when every quote closes on its line, else scanned step by step.
+		head4 + "\r\n" + "1,\"p1@example.com\",\"A, \"\"Al\"\"\",B\r\n2,p2@example.com,\"\",\"B\"\r\n",
+		head4 + "\n" + "1,p1@example.com,A\"x,B\n2,p2@example.com,\"A\"x,B\n3,p3@example.com,\"A\nB\",C\n",
+		head4 + "\n" + "1,p1@example.com,\"A\",\"B\n4,p4@example.com,C,D\n",
 	} {
 		whole, werr := readString(data, four())
 		var got sourcestest.Result
