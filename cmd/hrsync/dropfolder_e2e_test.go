@@ -26,7 +26,7 @@ func TestE2EDropAppendedDuringRun(t *testing.T) {
 	e := newEnv(t, configOptions{})
 	rows := genPeople(0, 3)
 	path := e.dropFile("employees.csv", csvExport(rows))
-	e.emu.addFault(t, fault{Operation: "createPeople", Latency: "2s", Count: 1})
+	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
 
 	done := make(chan result, 1)
 	go func() { done <- e.runNoFatal("run", "people") }()
