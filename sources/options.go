@@ -133,18 +133,12 @@ const (
 
 // ValueMax returns MaxValueLength, or its default.
 func (m Mapping) ValueMax() int {
-	if m.MaxValueLength > 0 {
-		return m.MaxValueLength
-	}
-	return DefaultMaxValueLength
+	return positiveOr(m.MaxValueLength, DefaultMaxValueLength)
 }
 
 // BalanceMax returns MaxBalance, or its default.
 func (m Mapping) BalanceMax() float64 {
-	if m.MaxBalance > 0 {
-		return m.MaxBalance
-	}
-	return DefaultMaxBalance
+	return positiveOr(m.MaxBalance, DefaultMaxBalance)
 }
 
 // RequiredFields returns the required fields: Required parsed, or the
@@ -287,20 +281,22 @@ const (
 	DefaultMaxRecordBytes = 64 << 10
 )
 
+// positiveOr returns v when it is set (above zero), else its default d.
+func positiveOr[T int | float64](v, d T) T {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
 // RecordLines returns MaxRecordLines, or its default.
 func (o CSVOptions) RecordLines() int {
-	if o.MaxRecordLines > 0 {
-		return o.MaxRecordLines
-	}
-	return DefaultMaxRecordLines
+	return positiveOr(o.MaxRecordLines, DefaultMaxRecordLines)
 }
 
 // RecordBytes returns MaxRecordBytes, or its default.
 func (o CSVOptions) RecordBytes() int {
-	if o.MaxRecordBytes > 0 {
-		return o.MaxRecordBytes
-	}
-	return DefaultMaxRecordBytes
+	return positiveOr(o.MaxRecordBytes, DefaultMaxRecordBytes)
 }
 
 // The encodings CSVOptions.Encoding accepts.
