@@ -92,7 +92,8 @@ type GrantFilter struct {
 	Tenant     string
 	States     []model.GrantState
 	ExternalID string
-	Limit      int // 0 means no limit
+	Reason     string // a grant rule's name, or the people job's reason
+	Limit      int    // 0 means no limit
 }
 
 // HeldBatch is a journal entry whose outcome is unknown, with its grants
@@ -494,6 +495,7 @@ func (s *Store) ListGrants(ctx context.Context, f GrantFilter) ([]model.Grant, e
 	var c conditions
 	c.equal("tenant", f.Tenant)
 	c.equal("external_id", f.ExternalID)
+	c.equal("reason", f.Reason)
 	oneOf(&c, "state", f.States)
 	q, args := grantSelect+c.clause(), c.args
 	q += " ORDER BY tenant, grant_key"

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"hrsync/model"
+)
+
+// GrantDay is what the grants job recorded of one rule of a tenant: the
+// first day a run considered it and the last day a run processed, both
+// calendar dates (UTC midnight) of the rules' time zone.
+type GrantDay struct {
+	Rule      string    `json:"rule"`
+	FirstDay  time.Time `json:"firstDay"`
+	LastDay   time.Time `json:"lastDay"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// GrantDays returns the tenant's recorded grant days by rule name.
+func (s *Store) GrantDays(ctx context.Context, tenant string) (map[string]GrantDay, error) {
+	var rows []struct {
+		Rule      string `db:"rule"`
+		FirstDay  dbTime `db:"first_day"`
+		LastDay   dbTime `db:"last_day"`
+		UpdatedAt dbTime `db:"updated_at"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, s.r.Rebind(`SELECT rule, first_day, last_day, updated_at
+		FROM grant_days WHERE tenant = ?`), tenant); err != nil {
+		return nil, fmt.Errorf("grant days: %w", err)
+	}
+	out := make(map[string]GrantDay, len(rows))
+	for _, r := range rows {
+		out[r.Rule] = GrantDay{Rule: r.Rule, FirstDay: r.FirstDay.date(), LastDay: r.LastDay.date(), UpdatedAt: r.UpdatedAt.Time}
+	}
+	return out, nil
+}
+
+// MarkGrantDays records that a run processed day for each of rules: a rule
+// seen for the first time gets day as its first and last day; otherwise the
+// first day moves back and the last day forward to day when it lies
+// beyond them. One transaction.
+func (s *Store) MarkGrantDays(ctx context.Context, tenant string, rules []string, day time.Time) error {
+	d := day.Format(model.DateLayout)
+	return s.inTx(ctx, "mark grant days", func(tx *sqlx.Tx) error {
+		now := s.stamp()
+		for _, rule := range rules {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO grant_days (tenant, rule, first_day, last_day, updated_at)
+				VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (tenant, rule) DO UPDATE SET
+				first_day = CASE WHEN excluded.first_day < grant_days.first_day THEN excluded.first_day ELSE grant_days.first_day END,
+				last_day = CASE WHEN excluded.last_day > grant_days.last_day THEN excluded.last_day ELSE grant_days.last_day END,
+				updated_at = excluded.updated_at`), tenant, rule, d, d, now); err != nil {
+				return fmt.Errorf("rule %s: %w", rule, err)
+			}
+		}
+		return nil
+	})
+}
+
+// RuleGrantsTotal sums the amounts of the tenant's grants of the given
+// reasons whose intent was first committed in [from, to) and that were not
+// given up (pending, applied or held: not not_applied, not voided): what a
+// budget counts as spent.
+func (s *Store) RuleGrantsTotal(ctx context.Context, tenant string, reasons []string, from, to time.Time) (float64, error) {
+	if len(reasons) == 0 {
+		return 0, nil
+	}
+	var c conditions
+	c.equal("tenant", tenant)
+	oneOf(&c, "reason", reasons)
+	oneOf(&c, "state", []model.GrantState{model.GrantPending, model.GrantApplied, model.GrantUnknown})
+	c.where = append(c.where, "created_at >= ?", "created_at < ?")
+	c.args = append(c.args, ts(from), ts(to))
+	var total float64
+	if err := s.r.QueryRowxContext(ctx, s.r.Rebind("SELECT COALESCE(SUM(amount), 0) FROM grants"+c.clause()), c.args...).Scan(&total); err != nil {
+		return 0, fmt.Errorf("rule grants total: %w", err)
+	}
+	return total, nil
+}

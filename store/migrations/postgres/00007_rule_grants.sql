@@ -1,0 +1,39 @@
+-- Recurring and campaign grants (the grants job), PostgreSQL dialect. Keep
+-- this file and ../sqlite/00007_rule_grants.sql in step.
+
+-- +goose Up
+ALTER TABLE runs DROP CONSTRAINT runs_job_check;
+ALTER TABLE runs ADD CONSTRAINT runs_job_check CHECK (job IN ('people', 'personalize', 'orders', 'grants'));
+COMMENT ON COLUMN runs.job IS 'Which job ran: people, personalize, orders or grants.';
+
+CREATE TABLE grant_days (
+    tenant     text NOT NULL,
+    rule       text NOT NULL,
+    first_day  date NOT NULL,
+    last_day   date NOT NULL,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (tenant, rule)
+);
+COMMENT ON TABLE grant_days IS 'Per tenant and grant rule, the first day a run of the grants job considered the rule (catch-up never reaches before it) and the last day a run processed.';
+COMMENT ON COLUMN grant_days.rule IS 'The rule''s name (the grants'' reason).';
+COMMENT ON COLUMN grant_days.first_day IS 'First day a run considered the rule, in the rules'' time zone.';
+COMMENT ON COLUMN grant_days.last_day IS 'Last day a run processed, in the rules'' time zone.';
+COMMENT ON COLUMN grant_days.updated_at IS 'When last_day was written.';
+
+CREATE VIEW grants_by_rule_month AS
+SELECT tenant,
+       reason                                             AS rule,
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM')  AS month,
+       state,
+       COUNT(*)                                           AS grants,
+       SUM(amount)                                        AS total
+FROM grants
+GROUP BY tenant, reason, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM'), state;
+COMMENT ON VIEW grants_by_rule_month IS 'The grants ledger by tenant, rule (reason), month (UTC, of the first intent) and state: count and total amount.';
+
+-- +goose Down
+DROP VIEW grants_by_rule_month;
+DROP TABLE grant_days;
+DELETE FROM runs WHERE job = 'grants';
+ALTER TABLE runs DROP CONSTRAINT runs_job_check;
+ALTER TABLE runs ADD CONSTRAINT runs_job_check CHECK (job IN ('people', 'personalize', 'orders'));

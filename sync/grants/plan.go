@@ -1,0 +1,272 @@
+package grants
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"hrsync/config"
+	"hrsync/model"
+	"hrsync/sources"
+	"hrsync/store"
+)
+
+// RulePlan is what one rule owes in a run: its window of grant days, and
+// the grants due in it (count and total) beside those already in the ledger
+// and those skipped.
+type RulePlan struct {
+	Rule     string    `json:"rule"`
+	Type     string    `json:"type"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	Due      int       `json:"due"`
+	Total    float64   `json:"total"`
+	Already  int       `json:"alreadyGranted"`
+	Held     int       `json:"held"`
+	Skipped  int       `json:"skipped"`
+	LastDay  time.Time `json:"lastDay"`
+	firstDay time.Time
+}
+
+// Plan is what a run of the grants job would do as of a day.
+type Plan struct {
+	Tenant string `json:"tenant"`
+	// Day is the day the run grants as of, in the rules' time zone.
+	Day time.Time `json:"day"`
+	// Rules are the rules in configuration order.
+	Rules []RulePlan `json:"rules"`
+	// Due are the grants the run would send, by rule, day and person.
+	Due []Due `json:"due"`
+	// Total is the sum of Due's amounts.
+	Total float64 `json:"total"`
+	// MonthSpent is what the grants job already committed this calendar
+	// month (applied, pending or held).
+	MonthSpent float64 `json:"monthSpent"`
+	// Safeguard says why the run would stop before any call; "" when not.
+	Safeguard string `json:"safeguard"`
+	// NoBirthDate counts active people a birthday rule cannot serve: the
+	// last good export gives no birth date for them.
+	NoBirthDate int `json:"noBirthDate"`
+	// Source is the export birth dates were read from; "" when none.
+	Source string `json:"source"`
+
+	people map[string]store.PersonRow
+}
+
+// BuildPlan computes what a run would grant as of asOf (a calendar date in
+// the rules' time zone); the zero asOf means today. It reads the state and,
+// for birthday rules, the last good export; it changes nothing.
+func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
+	g := &j.opts.Grants
+	loc := g.Location()
+	today := day(j.opts.Now(), loc)
+	d := today
+	if !asOf.IsZero() {
+		d = asOf
+	}
+	plan := &Plan{Tenant: j.opts.Tenant, Day: d, Rules: []RulePlan{}, Due: []Due{}, people: map[string]store.PersonRow{}}
+	if len(g.Rules) == 0 {
+		return plan, nil
+	}
+	days, err := j.store.GrantDays(ctx, j.opts.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	for i := range g.Rules {
+		r := &g.Rules[i]
+		rp := RulePlan{Rule: r.Name, Type: r.Type, To: d, firstDay: d}
+		if rec, ok := days[r.Name]; ok {
+			rp.LastDay = rec.LastDay
+			if rec.FirstDay.Before(d) {
+				rp.firstDay = rec.FirstDay
+			}
+		}
+		// The look-back never reaches before the first day the rule was
+		// considered: a new rule does not grant last week's birthdays.
+		rp.From = d.AddDate(0, 0, -g.LookbackDays)
+		if rp.From.Before(rp.firstDay) {
+			rp.From = rp.firstDay
+		}
+		plan.Rules = append(plan.Rules, rp)
+	}
+	people, err := j.readPeople(ctx, plan, loc)
+	if err != nil {
+		return nil, err
+	}
+	ledger, err := j.ledger(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range g.Rules {
+		j.planRule(plan, &plan.Rules[i], &g.Rules[i], people, ledger)
+	}
+	sort.Slice(plan.Due, func(a, b int) bool {
+		x, y := plan.Due[a], plan.Due[b]
+		if x.Rule != y.Rule {
+			return x.Rule < y.Rule
+		}
+		if !x.Day.Equal(y.Day) {
+			return x.Day.Before(y.Day)
+		}
+		return x.ExternalID < y.ExternalID
+	})
+	return plan, j.budget(ctx, plan, loc)
+}
+
+// planRule adds what rule r owes each person in its window to the plan.
+func (j *Job) planRule(plan *Plan, rp *RulePlan, r *config.GrantRule, people []Person, ledger map[string]model.GrantState) {
+	for _, p := range people {
+		due, skipped := Occurrences(r, p, rp.From, rp.To)
+		rp.Skipped += len(skipped)
+		for _, d := range due {
+			switch ledger[model.GrantKey(j.opts.Tenant, d.ExternalID, d.Rule, d.Occurrence)] {
+			case "", model.GrantNotApplied:
+				rp.Due++
+				rp.Total += d.Amount
+				plan.Total += d.Amount
+				plan.Due = append(plan.Due, d)
+			case model.GrantUnknown:
+				rp.Held++
+			default:
+				rp.Already++
+			}
+		}
+	}
+}
+
+// readPeople reads the tenant's people from the state and, when a birthday
+// rule needs them, the month and day of birth from the last good export.
+func (j *Job) readPeople(ctx context.Context, plan *Plan, loc *time.Location) ([]Person, error) {
+	var out []Person
+	err := j.store.ScanPeople(ctx, j.opts.Tenant, func(r store.PersonRow) error {
+		p := Person{
+			ExternalID: r.ExternalID, Location: r.Location, Department: r.Department,
+			StartDate: r.StartDate, OnPlatform: r.RemoteID != "",
+		}
+		if !r.FirstSeenAt.IsZero() {
+			p.FirstSeen = day(r.FirstSeenAt, loc)
+		}
+		if !r.DepartedAt.IsZero() {
+			p.Departed = day(r.DepartedAt, loc)
+		}
+		plan.people[r.ExternalID] = r
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read people: %w", err)
+	}
+	if !j.hasBirthdays() {
+		return out, nil
+	}
+	births, source, err := j.births(ctx)
+	if err != nil {
+		return nil, err
+	}
+	plan.Source = source
+	for i := range out {
+		b, ok := births[out[i].ExternalID]
+		if !ok {
+			if out[i].Departed.IsZero() {
+				plan.NoBirthDate++
+			}
+			continue
+		}
+		out[i].BirthMonth, out[i].BirthDay = b.month, b.day
+	}
+	return out, nil
+}
+
+func (j *Job) hasBirthdays() bool {
+	for _, r := range j.opts.Grants.Rules {
+		if r.Type == config.RuleBirthday {
+			return true
+		}
+	}
+	return false
+}
+
+// monthDay is all the job keeps of a birth date, in memory only.
+type monthDay struct {
+	month time.Month
+	day   int
+}
+
+// births reads the month and day of birth of each person of the last good
+// export; nothing of it is written anywhere.
+func (j *Job) births(ctx context.Context) (map[string]monthDay, string, error) {
+	out := map[string]monthDay{}
+	if j.export == nil {
+		return out, "", nil
+	}
+	src, ok, err := j.export(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("open last good export: %w", err)
+	}
+	if !ok {
+		return out, "", nil
+	}
+	lines := map[int]string{}
+	_, err = src.Read(ctx, sources.Handler{
+		Accept: func(p model.Person) error {
+			if !p.BirthDate.IsZero() {
+				out[p.ExternalID] = monthDay{p.BirthDate.Month(), p.BirthDate.Day()}
+				lines[p.Line] = p.ExternalID
+			}
+			return nil
+		},
+		Reject: func(model.Rejection) error { return nil },
+		Retract: func(line int) error { // a duplicate found later: rejected too
+			delete(out, lines[line])
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("read last good export %s: %w", src.Name(), err)
+	}
+	return out, src.Name(), nil
+}
+
+// ledger returns the state of each grant of the tenant's rules by key.
+func (j *Job) ledger(ctx context.Context) (map[string]model.GrantState, error) {
+	out := map[string]model.GrantState{}
+	for _, r := range j.opts.Grants.Rules {
+		gs, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, Reason: r.Name})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gs {
+			out[g.Key] = g.State
+		}
+	}
+	return out, nil
+}
+
+// budget sets the plan's month spending and its safeguard: a run whose
+// total exceeds maxPerRun, or that would take the calendar month's total
+// (of the rules' time zone, by the day the grants are committed) over
+// maxPerMonth, stops before any call.
+func (j *Job) budget(ctx context.Context, plan *Plan, loc *time.Location) error {
+	g := &j.opts.Grants
+	now := j.opts.Now().In(loc)
+	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
+	names := make([]string, len(g.Rules))
+	for i, r := range g.Rules {
+		names[i] = r.Name
+	}
+	spent, err := j.store.RuleGrantsTotal(ctx, j.opts.Tenant, names, start, start.AddDate(0, 1, 0))
+	if err != nil {
+		return err
+	}
+	plan.MonthSpent = spent
+	switch {
+	case g.MaxPerRun > 0 && plan.Total > g.MaxPerRun:
+		plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %d grants, over grants.maxPerRun (%.2f)",
+			plan.Total, len(plan.Due), g.MaxPerRun)
+	case g.MaxPerMonth > 0 && spent+plan.Total > g.MaxPerMonth:
+		plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %d grants; with the %.2f already granted in %s that is %.2f, over grants.maxPerMonth (%.2f)",
+			plan.Total, len(plan.Due), spent, now.Format("2006-01"), spent+plan.Total, g.MaxPerMonth)
+	}
+	return nil
+}
