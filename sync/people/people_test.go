@@ -361,7 +361,7 @@ func TestInterruptedIntentIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.st.BeginBatch(t.Context(), store.BatchIntent{
-		RunID: "dead-run", Tenant: "acme", IdempotencyKey: "k1", RequestSHA: "x",
+		RunID: "dead-run", Tenant: "acme", Job: store.JobPeople, IdempotencyKey: "k1", RequestSHA: "x",
 		People: []store.PersonRow{{ExternalID: "000001", Email: "p1@example.com", FirstName: "First", LastName: "Last1"}},
 		Grants: []model.Grant{{ExternalID: "000001", Reason: "initial", Occurrence: "1", Amount: 10}},
 	})
