@@ -97,8 +97,7 @@ type GrantFilter struct {
 	Reason     string // the rule that made them (a grant's reason)
 	States     []model.GrantState
 	ExternalID string
-	Reason     string // a grant rule's name, or the people job's reason
-	Limit      int    // 0 means no limit
+	Limit      int // 0 means no limit
 }
 
 // HeldBatch is a journal entry whose outcome is unknown, with its grants
@@ -475,7 +474,6 @@ func (s *Store) ListGrants(ctx context.Context, f GrantFilter) ([]model.Grant, e
 	c.equal("job", string(f.Job))
 	c.equal("reason", f.Reason)
 	c.equal("external_id", f.ExternalID)
-	c.equal("reason", f.Reason)
 	oneOf(&c, "state", f.States)
 	q, args := grantSelect+c.clause(), c.args
 	q += " ORDER BY tenant, grant_key"

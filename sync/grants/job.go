@@ -169,7 +169,7 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 			rep.rule(r.Name).Held += n
 		}
 		if j.opts.TrustIdempotencyKey {
-			res, err := s.ResendHeld(ctx, rep.RunID)
+			res, err := s.ResendHeld(ctx, rep.RunID, j.lookup(ctx))
 			if err != nil {
 				return err
 			}
@@ -254,6 +254,17 @@ func personOf(r store.PersonRow) model.Person {
 	return model.Person{
 		ExternalID: r.ExternalID, Email: r.Email, FirstName: r.FirstName, LastName: r.LastName,
 		Department: r.Department, Location: r.Location, StartDate: r.StartDate,
+	}
+}
+
+// lookup finds a person of a held call in the state, to send it again.
+func (j *Job) lookup(ctx context.Context) sender.Lookup {
+	return func(externalID string) (model.Person, bool) {
+		r, ok, err := j.store.Person(ctx, j.opts.Tenant, externalID)
+		if err != nil || !ok {
+			return model.Person{}, false
+		}
+		return personOf(r), true
 	}
 }
 
