@@ -154,8 +154,8 @@ func (g *Grants) validate(path string, ps *problems, zone *time.Location, reason
 		switch {
 		case !grantReason.MatchString(r.Name):
 			ps.addf(rp+".name", "must be 1 to 63 lower-case letters, digits, '-', '_' or '.'")
-		case r.Name == reason:
-			ps.addf(rp+".name", "%q is the people job's grant reason (people.grantReason): choose another name", r.Name)
+		case r.Name == reason || r.Name == model.InitialGrantReason:
+			ps.addf(rp+".name", "%q is reserved for the people job's grant (people.grantReason, %q): choose another name", r.Name, model.InitialGrantReason)
 		default:
 			if first, dup := names[r.Name]; dup {
 				ps.addf(rp+".name", "%q is already the name of rules[%d]", r.Name, first)

@@ -190,11 +190,15 @@ the export trips. It changes nothing. -o json prints the plans as a JSON list.`,
 			if len(plans) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "no export is ready")
 			}
-			return a.printPersonalizePlans(cmd.Context(), cmd.OutOrStdout(), st, tenants)
+			if err := a.printPersonalizePlans(cmd.Context(), cmd.OutOrStdout(), st, tenants); err != nil {
+				return err
+			}
+			return a.printGrantsPlans(cmd.Context(), cmd.OutOrStdout(), st, tenants)
 		},
 	}
 	addConfigFlags(cmd)
 	addOutputFlag(cmd)
+	cmd.AddCommand(newPlanGrantsCmd())
 	return cmd
 }
 
@@ -328,7 +332,8 @@ code path as the daemon's scheduled runs, and exits with a code that tells the o
 		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []store.Job{store.JobPeople}),
 		newRunJobCmd("personalize", "Personalize collections for new hires", []store.Job{store.JobPersonalize}),
 		newRunJobCmd("orders", "Poll orders into the reporting tables", []store.Job{store.JobOrders}),
-		newRunJobCmd("all", "Run people, personalize and orders, one after the other, for each tenant", allJobs()),
+		newRunJobCmd("grants", "Grant birthdays, work anniversaries and campaigns by the tenants' rules, exactly once", []store.Job{store.JobGrants}),
+		newRunJobCmd("all", "Run people, grants, personalize and orders, one after the other, for each tenant", allJobs()),
 	)
 	return cmd
 }
@@ -399,6 +404,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			if name, _ := cmd.Flags().GetString("tenant"); name != "" {
 				f.Tenant = name
 			}
+			f.Reason, _ = cmd.Flags().GetString("rule")
 			for _, s := range states {
 				f.States = append(f.States, model.GrantState(s))
 			}
@@ -414,6 +420,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 	}
 	addConfigFlags(list)
 	addOutputFlag(list)
+	list.Flags().String("rule", "", "only the grants of this rule (a grant rule's name, or the people job's grant reason)")
 	list.Flags().StringSlice("state", []string{string(model.GrantUnknown), string(model.GrantPending)}, "states to list (pending, applied, not_applied, unknown, voided)")
 	cmd.AddCommand(list)
 

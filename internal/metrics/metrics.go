@@ -46,6 +46,7 @@ type Metrics struct {
 	peopleCreated  *prometheus.CounterVec
 	grantsApplied  *prometheus.CounterVec
 	grantsHeld     *prometheus.GaugeVec
+	ruleGrants     *prometheus.CounterVec
 	rowsRejected   *prometheus.CounterVec
 	ordersByStatus *prometheus.GaugeVec
 	apiCalls       *prometheus.CounterVec
@@ -76,6 +77,11 @@ func New() *Metrics {
 		Help: "Unix time of the last run that ended ok or attention, by job and tenant."}, jt)
 	m.peopleCreated = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "people_created_total",
 		Help: "People created on the platform."}, []string{"tenant"})
+	m.ruleGrants = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rule_grants_total",
+		Help: "Grants of the grants job's rules, by tenant, rule and result: applied (the platform confirmed it), " +
+			"held (outcome unknown, waiting for an operator) or skipped (an occurrence owed to nobody: not active on the day, " +
+			"outside the rule's filters, not yet on the platform)."},
+		[]string{"tenant", "rule", "result"})
 	m.grantsApplied = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "grants_applied_total",
 		Help: "Balance grants the platform applied."}, []string{"tenant"})
 	m.grantsHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "grants_held",
@@ -101,7 +107,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.runs, m.runDuration, m.running, m.skipped, m.panics, m.lastSuccess,
-		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.rowsRejected, m.ordersByStatus,
+		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.ruleGrants, m.rowsRejected, m.ordersByStatus,
 		m.apiCalls, m.apiDuration, m.apiRetries, m.rateWaits, m.rateWaitSecs,
 	)
 	return m
@@ -155,6 +161,28 @@ func (m *Metrics) ObserveCounts(job, tenant string, counts map[string]int) {
 	}
 	if n := counts[CountRejected]; n > 0 {
 		m.rowsRejected.WithLabelValues(job, tenant).Add(float64(n))
+	}
+}
+
+// RuleGrants are what one run of the grants job did for one rule.
+type RuleGrants struct {
+	Rule    string
+	Applied int
+	Held    int
+	Skipped int
+}
+
+// ObserveRuleGrants adds a grants run's counts of one rule to
+// hrsync_rule_grants_total{tenant,rule,result}.
+func (m *Metrics) ObserveRuleGrants(tenant string, rg RuleGrants) {
+	for _, r := range []struct {
+		result string
+		n      int
+	}{{"applied", rg.Applied}, {"held", rg.Held}, {"skipped", rg.Skipped}} {
+		c := m.ruleGrants.WithLabelValues(tenant, rg.Rule, r.result)
+		if r.n > 0 {
+			c.Add(float64(r.n))
+		}
 	}
 }
 
