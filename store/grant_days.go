@@ -81,3 +81,52 @@ func (s *Store) RuleGrantsTotal(ctx context.Context, tenant string, reasons []st
 	}
 	return total, nil
 }
+
+// MonthDay is a month and day of birth, never the year (DESIGN.md,
+// invariant 5): all a birthday rule needs.
+type MonthDay struct {
+	Month time.Month
+	Day   int
+}
+
+// Birthdays returns the month and day of birth the grants job keeps for
+// the tenant's people, by externalId.
+func (s *Store) Birthdays(ctx context.Context, tenant string) (map[string]MonthDay, error) {
+	var rows []struct {
+		ID    string `db:"external_id"`
+		Month int    `db:"month"`
+		Day   int    `db:"day"`
+	}
+	if err := s.r.SelectContext(ctx, &rows, s.r.Rebind(`SELECT external_id, month, day FROM grant_birthdays
+		WHERE tenant = ?`), tenant); err != nil {
+		return nil, fmt.Errorf("birthdays: %w", err)
+	}
+	out := make(map[string]MonthDay, len(rows))
+	for _, r := range rows {
+		out[r.ID] = MonthDay{Month: time.Month(r.Month), Day: r.Day}
+	}
+	return out, nil
+}
+
+// SaveBirthdays writes the month and day of birth of the given people of
+// the tenant (each must be in people), replacing what was kept. One
+// transaction.
+func (s *Store) SaveBirthdays(ctx context.Context, tenant string, days map[string]MonthDay) error {
+	if len(days) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, "save birthdays", func(tx *sqlx.Tx) error {
+		st, err := tx.PreparexContext(ctx, tx.Rebind(`INSERT INTO grant_birthdays (tenant, external_id, month, day)
+			VALUES (?, ?, ?, ?) ON CONFLICT (tenant, external_id) DO UPDATE SET month = excluded.month, day = excluded.day`))
+		if err != nil {
+			return fmt.Errorf("save birthdays: %w", err)
+		}
+		defer func() { _ = st.Close() }()
+		for id, md := range days {
+			if _, err := st.ExecContext(ctx, tenant, id, int(md.Month), md.Day); err != nil {
+				return fmt.Errorf("save birthday of %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}

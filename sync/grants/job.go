@@ -181,6 +181,9 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 		return err
 	}
 	rep.Plan = plan
+	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
+		return err
+	}
 	if plan.Safeguard != "" && !flags.OverrideSafeguards {
 		rep.safeguard = plan.Safeguard
 		log.Warn("budget safeguard: no call made", zap.String("why", plan.Safeguard))

@@ -52,6 +52,9 @@ type Plan struct {
 	Source string `json:"source"`
 
 	people map[string]store.PersonRow
+	// births are the months and days of birth the export gave that the
+	// state does not keep yet (a run saves them).
+	births map[string]store.MonthDay
 }
 
 // BuildPlan computes what a run would grant as of asOf (a calendar date in
@@ -160,20 +163,31 @@ func (j *Job) readPeople(ctx context.Context, plan *Plan, loc *time.Location) ([
 	if !j.hasBirthdays() {
 		return out, nil
 	}
-	births, source, err := j.births(ctx)
+	kept, err := j.store.Birthdays(ctx, j.opts.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	read, source, err := j.births(ctx)
 	if err != nil {
 		return nil, err
 	}
 	plan.Source = source
+	plan.births = map[string]store.MonthDay{}
+	for id, md := range read {
+		if _, known := plan.people[id]; known && kept[id] != md {
+			plan.births[id] = md
+			kept[id] = md
+		}
+	}
 	for i := range out {
-		b, ok := births[out[i].ExternalID]
+		md, ok := kept[out[i].ExternalID]
 		if !ok {
 			if out[i].Departed.IsZero() {
 				plan.NoBirthDate++
 			}
 			continue
 		}
-		out[i].BirthMonth, out[i].BirthDay = b.month, b.day
+		out[i].BirthMonth, out[i].BirthDay = md.Month, md.Day
 	}
 	return out, nil
 }
@@ -187,16 +201,10 @@ func (j *Job) hasBirthdays() bool {
 	return false
 }
 
-// monthDay is all the job keeps of a birth date, in memory only.
-type monthDay struct {
-	month time.Month
-	day   int
-}
-
 // births reads the month and day of birth of each person of the last good
-// export; nothing of it is written anywhere.
-func (j *Job) births(ctx context.Context) (map[string]monthDay, string, error) {
-	out := map[string]monthDay{}
+// export; the year is dropped as it is read.
+func (j *Job) births(ctx context.Context) (map[string]store.MonthDay, string, error) {
+	out := map[string]store.MonthDay{}
 	if j.export == nil {
 		return out, "", nil
 	}
@@ -211,7 +219,7 @@ func (j *Job) births(ctx context.Context) (map[string]monthDay, string, error) {
 	_, err = src.Read(ctx, sources.Handler{
 		Accept: func(p model.Person) error {
 			if !p.BirthDate.IsZero() {
-				out[p.ExternalID] = monthDay{p.BirthDate.Month(), p.BirthDate.Day()}
+				out[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
 				lines[p.Line] = p.ExternalID
 			}
 			return nil

@@ -105,7 +105,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-
 // settle decides the run's outcome, cause and next step from what it did
 // and err, the error that stopped it.
 func (r *Report) settle(err error) {

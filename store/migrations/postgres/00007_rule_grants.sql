@@ -20,6 +20,16 @@ COMMENT ON COLUMN grant_days.first_day IS 'First day a run considered the rule, 
 COMMENT ON COLUMN grant_days.last_day IS 'Last day a run processed, in the rules'' time zone.';
 COMMENT ON COLUMN grant_days.updated_at IS 'When last_day was written.';
 
+CREATE TABLE grant_birthdays (
+    tenant      text NOT NULL,
+    external_id text NOT NULL,
+    month       integer NOT NULL CHECK (month BETWEEN 1 AND 12),
+    day         integer NOT NULL CHECK (day BETWEEN 1 AND 31),
+    PRIMARY KEY (tenant, external_id),
+    FOREIGN KEY (tenant, external_id) REFERENCES people (tenant, external_id) ON DELETE CASCADE
+);
+COMMENT ON TABLE grant_birthdays IS 'The month and day of birth (never the year) of the people a birthday rule serves, as the last good export gave them, so that a run catching up on missed days knows the birthday of a person the newest export no longer lists.';
+
 CREATE VIEW grants_by_rule_month AS
 SELECT tenant,
        reason                                             AS rule,
@@ -33,6 +43,7 @@ COMMENT ON VIEW grants_by_rule_month IS 'The grants ledger by tenant, rule (reas
 
 -- +goose Down
 DROP VIEW grants_by_rule_month;
+DROP TABLE grant_birthdays;
 DROP TABLE grant_days;
 DELETE FROM runs WHERE job = 'grants';
 ALTER TABLE runs DROP CONSTRAINT runs_job_check;

@@ -45,6 +45,19 @@ CREATE TABLE grant_days (
     PRIMARY KEY (tenant, rule)
 );
 
+-- grant_birthdays: the month and day of birth (never the year) of the
+-- people a birthday rule serves, as the last good export gave them: a run
+-- catching up on missed days still knows the birthday of a person whom the
+-- newest export no longer lists (they left meanwhile).
+CREATE TABLE grant_birthdays (
+    tenant      TEXT NOT NULL,       -- tenant
+    external_id TEXT NOT NULL,       -- the person
+    month       INTEGER NOT NULL CHECK (month BETWEEN 1 AND 12), -- month of birth
+    day         INTEGER NOT NULL CHECK (day BETWEEN 1 AND 31),   -- day of the month of birth
+    PRIMARY KEY (tenant, external_id),
+    FOREIGN KEY (tenant, external_id) REFERENCES people (tenant, external_id) ON DELETE CASCADE
+);
+
 -- grants_by_rule_month: for analysts, the ledger by tenant, rule (the
 -- grant's reason: a grant rule's name, or the people job's reason), month
 -- (UTC, of when the grant's intent was first committed) and state.
@@ -64,6 +77,7 @@ PRAGMA foreign_keys = ON;
 PRAGMA foreign_keys = OFF;
 BEGIN;
 DROP VIEW grants_by_rule_month;
+DROP TABLE grant_birthdays;
 DROP TABLE grant_days;
 DELETE FROM runs WHERE job = 'grants';
 CREATE TABLE runs_old (
