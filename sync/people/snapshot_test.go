@@ -20,10 +20,10 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"hrsync/api"
+	"hrsync/internal/storetest"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
-	"hrsync/internal/storetest"
 	"hrsync/store"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
-	"hrsync/model"
 	"hrsync/internal/storetest"
+	"hrsync/model"
 	"hrsync/store"
 )
 
