@@ -96,6 +96,9 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	if opts.GrantReason == "" {
 		opts.GrantReason = model.InitialGrantReason
 	}
+	if opts.FinishTimeout == 0 {
+		opts.FinishTimeout = 30 * time.Second
+	}
 	if log == nil {
 		log = zap.NewNop()
 	}

@@ -134,7 +134,9 @@ type Sender struct {
 	log   *zap.Logger
 }
 
-// New checks the options, fills their defaults and returns a Sender.
+// New checks the options, fills their defaults and returns a Sender that
+// records in st and calls creator (nil for a Sender that only plans and
+// never sends).
 func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Sender, error) {
 	var problems []string
 	if opts.Tenant == "" {
@@ -148,9 +150,6 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Send
 	}
 	if opts.BatchSize < 0 || opts.Concurrency < 0 || opts.Amount < 0 {
 		problems = append(problems, "batch size, concurrency and amount must not be negative")
-	}
-	if st == nil || creator == nil {
-		problems = append(problems, "a store and a creator are required")
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("sender: %s", strings.Join(problems, "; "))
