@@ -407,7 +407,6 @@ decision refuse a key of another job or rule.`,
 			if name, _ := cmd.Flags().GetString("tenant"); name != "" {
 				f.Tenant = name
 			}
-			f.Reason, _ = cmd.Flags().GetString("rule")
 			for _, s := range states {
 				f.States = append(f.States, model.GrantState(s))
 			}
@@ -426,7 +425,6 @@ decision refuse a key of another job or rule.`,
 	}
 	addConfigFlags(list)
 	addOutputFlag(list)
-	list.Flags().String("rule", "", "only the grants of this rule (a grant rule's name, or the people job's grant reason)")
 	list.Flags().StringSlice("state", []string{string(model.GrantUnknown), string(model.GrantPending)}, "states to list (pending, applied, not_applied, unknown, voided)")
 	addScopeFlags(list)
 	cmd.AddCommand(list)

@@ -1,10 +1,8 @@
 -- Recurring and campaign grants (the grants job), PostgreSQL dialect. Keep
--- this file and ../sqlite/00007_rule_grants.sql in step.
+-- this file and ../sqlite/00007_rule_grants.sql in step. (runs.job admits
+-- 'grants' since 00006.)
 
 -- +goose Up
-ALTER TABLE runs DROP CONSTRAINT runs_job_check;
-ALTER TABLE runs ADD CONSTRAINT runs_job_check CHECK (job IN ('people', 'personalize', 'orders', 'grants'));
-COMMENT ON COLUMN runs.job IS 'Which job ran: people, personalize, orders or grants.';
 
 CREATE TABLE grant_days (
     tenant     text NOT NULL,
@@ -45,6 +43,3 @@ COMMENT ON VIEW grants_by_rule_month IS 'The grants ledger by tenant, rule (reas
 DROP VIEW grants_by_rule_month;
 DROP TABLE grant_birthdays;
 DROP TABLE grant_days;
-DELETE FROM runs WHERE job = 'grants';
-ALTER TABLE runs DROP CONSTRAINT runs_job_check;
-ALTER TABLE runs ADD CONSTRAINT runs_job_check CHECK (job IN ('people', 'personalize', 'orders'));
