@@ -1,8 +1,9 @@
 // Package people is hrsync's people sync: it diffs an HR export against
-// hrsync's state, stops on the safeguards, creates new people on the platform
-// in batches with their balances, and records every grant in the ledger with
-// the exactly-once protocol of DESIGN.md (intent committed before the call,
-// outcome after, unknown outcomes held for an operator).
+// hrsync's state, stops on the safeguards, and creates new people on the
+// platform with their initial balances through the shared exactly-once
+// engine (package sender: intent committed before the call, outcome after,
+// unknown outcomes held for an operator), then reports and archives the
+// export.
 package people
 
 import (
