@@ -244,10 +244,17 @@ func pendingExports(t *testing.T, e *env) int {
 // whether the run was killed, and else how it ended on its own.
 func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
 	t.Helper()
+	return runArgsAndKill(t, e, kp, "run", "people")
+}
+
+// runArgsAndKill starts the binary with args and kills it with SIGKILL at
+// kp, as runAndKill does.
+func runArgsAndKill(t *testing.T, e *env, kp killPoint, args ...string) (bool, result) {
+	t.Helper()
 	base := countOp(e.emu.requests(t), "createPeople")
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	cmd := e.command(ctx, "run", "people")
+	cmd := e.command(ctx, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -294,7 +301,7 @@ func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
 	case errors.As(waitErr, &exit) && !finished:
 		return true, res // killed by our signal
 	default:
-		t.Fatalf("run people: %v\n%s", waitErr, res)
+		t.Fatalf("%v: %v\n%s", args, waitErr, res)
 	}
 	return false, res
 }
