@@ -198,3 +198,19 @@ func TestE2EGrantsBudgetStopsBeforeAnyCall(t *testing.T) {
 		t.Fatal("the override granted nothing")
 	}
 }
+
+// TestGrantsJSONGolden compares `plan grants -o json` and `run grants -o
+// json` to their golden files (see TestJSONOutputGolden).
+func TestGrantsJSONGolden(t *testing.T) {
+	e := newEnv(t, configOptions{})
+	e.addGrants(`timezone: Asia/Tokyo
+rules:
+  - {name: birthday, type: birthday, amount: 3}
+  - {name: anniversary, type: workAnniversary, amount: 20, amountByYears: {5: 100}}
+`)
+	e.dropFile("staff.csv", csvExport(genPeople(0, 6)))
+	e.mustRun(0, "run", "people")
+	g := golden{e: e}
+	g.check(t, "plan-grants", e.mustRun(0, "plan", "grants", "--date", "2026-01-01", "-o", "json"))
+	g.check(t, "run-grants", e.mustRun(0, "run", "grants", "--date", "2026-01-01", "-o", "json"))
+}

@@ -210,7 +210,7 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 	for i, r := range j.opts.Grants.Rules {
 		names[i] = r.Name
 	}
-	return j.store.MarkGrantDays(ctx, j.opts.Tenant, names, plan.Day)
+	return j.store.MarkGrantDays(ctx, j.opts.Tenant, names, plan.Day.Time)
 }
 
 // sender is the exactly-once sender of one rule.

@@ -18,14 +18,14 @@ import (
 type RulePlan struct {
 	Rule     string    `json:"rule"`
 	Type     string    `json:"type"`
-	From     time.Time `json:"from"`
-	To       time.Time `json:"to"`
+	From     Date      `json:"from"`
+	To       Date      `json:"to"`
 	Due      int       `json:"due"`
 	Total    float64   `json:"total"`
 	Already  int       `json:"alreadyGranted"`
 	Held     int       `json:"held"`
 	Skipped  int       `json:"skipped"`
-	LastDay  time.Time `json:"lastDay"`
+	LastDay  Date      `json:"lastDay"`
 	firstDay time.Time
 }
 
@@ -33,7 +33,7 @@ type RulePlan struct {
 type Plan struct {
 	Tenant string `json:"tenant"`
 	// Day is the day the run grants as of, in the rules' time zone.
-	Day time.Time `json:"day"`
+	Day Date `json:"day"`
 	// Rules are the rules in configuration order.
 	Rules []RulePlan `json:"rules"`
 	// Due are the grants the run would send, by rule, day and person.
@@ -68,7 +68,7 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 	if !asOf.IsZero() {
 		d = asOf
 	}
-	plan := &Plan{Tenant: j.opts.Tenant, Day: d, Rules: []RulePlan{}, Due: []Due{}, people: map[string]store.PersonRow{}}
+	plan := &Plan{Tenant: j.opts.Tenant, Day: Date{d}, Rules: []RulePlan{}, Due: []Due{}, people: map[string]store.PersonRow{}}
 	if len(g.Rules) == 0 {
 		return plan, nil
 	}
@@ -78,18 +78,18 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 	}
 	for i := range g.Rules {
 		r := &g.Rules[i]
-		rp := RulePlan{Rule: r.Name, Type: r.Type, To: d, firstDay: d}
+		rp := RulePlan{Rule: r.Name, Type: r.Type, To: Date{d}, firstDay: d}
 		if rec, ok := days[r.Name]; ok {
-			rp.LastDay = rec.LastDay
+			rp.LastDay = Date{rec.LastDay}
 			if rec.FirstDay.Before(d) {
 				rp.firstDay = rec.FirstDay
 			}
 		}
 		// The look-back never reaches before the first day the rule was
 		// considered: a new rule does not grant last week's birthdays.
-		rp.From = d.AddDate(0, 0, -g.LookbackDays)
+		rp.From = Date{d.AddDate(0, 0, -g.LookbackDays)}
 		if rp.From.Before(rp.firstDay) {
-			rp.From = rp.firstDay
+			rp.From = Date{rp.firstDay}
 		}
 		plan.Rules = append(plan.Rules, rp)
 	}
@@ -109,8 +109,8 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 		if x.Rule != y.Rule {
 			return x.Rule < y.Rule
 		}
-		if !x.Day.Equal(y.Day) {
-			return x.Day.Before(y.Day)
+		if !x.Day.Equal(y.Day.Time) {
+			return x.Day.Before(y.Day.Time)
 		}
 		return x.ExternalID < y.ExternalID
 	})
@@ -120,7 +120,7 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 // planRule adds what rule r owes each person in its window to the plan.
 func (j *Job) planRule(plan *Plan, rp *RulePlan, r *config.GrantRule, people []Person, ledger map[string]model.GrantState) {
 	for _, p := range people {
-		due, skipped := Occurrences(r, p, rp.From, rp.To)
+		due, skipped := Occurrences(r, p, rp.From.Time, rp.To.Time)
 		rp.Skipped += len(skipped)
 		for _, d := range due {
 			switch ledger[model.GrantKey(j.opts.Tenant, d.ExternalID, d.Rule, d.Occurrence)] {

@@ -37,7 +37,7 @@ type Due struct {
 	Rule       string    `json:"rule"`
 	ExternalID string    `json:"externalId"`
 	Occurrence string    `json:"occurrence"`
-	Day        time.Time `json:"day"`
+	Day        Date      `json:"day"`
 	Amount     float64   `json:"amount"`
 	SendEmail  bool      `json:"shouldSendEmail"`
 }
@@ -52,6 +52,18 @@ const (
 	SkipFiltered    Skip = "outside the rule's locations or departments"
 	SkipNotOnPlatfm Skip = "not yet created on the platform"
 )
+
+// Date is a calendar date (UTC midnight) that prints as YYYY-MM-DD in
+// JSON, or null when zero.
+type Date struct{ time.Time }
+
+// MarshalJSON renders the date as "YYYY-MM-DD", the zero date as null.
+func (d Date) MarshalJSON() ([]byte, error) {
+	if d.IsZero() {
+		return []byte("null"), nil
+	}
+	return []byte(`"` + d.Format("2006-01-02") + `"`), nil
+}
 
 // day returns t's calendar date in loc, as UTC midnight.
 func day(t time.Time, loc *time.Location) time.Time {
@@ -101,7 +113,7 @@ func Occurrences(r *config.GrantRule, p Person, from, to time.Time) (due []Due, 
 			skipped = append(skipped, why)
 			return
 		}
-		due = append(due, Due{Rule: r.Name, ExternalID: p.ExternalID, Occurrence: occurrence, Day: g, Amount: amount, SendEmail: r.ShouldSendEmail})
+		due = append(due, Due{Rule: r.Name, ExternalID: p.ExternalID, Occurrence: occurrence, Day: Date{g}, Amount: amount, SendEmail: r.ShouldSendEmail})
 	}
 	switch r.Type {
 	case config.RuleCampaign:
