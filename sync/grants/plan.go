@@ -16,16 +16,16 @@ import (
 // the grants due in it (count and total) beside those already in the ledger
 // and those skipped.
 type RulePlan struct {
-	Rule     string    `json:"rule"`
-	Type     string    `json:"type"`
-	From     Date      `json:"from"`
-	To       Date      `json:"to"`
-	Due      int       `json:"due"`
-	Total    float64   `json:"total"`
-	Already  int       `json:"alreadyGranted"`
-	Held     int       `json:"held"`
-	Skipped  int       `json:"skipped"`
-	LastDay  Date      `json:"lastDay"`
+	Rule     string  `json:"rule"`
+	Type     string  `json:"type"`
+	From     Date    `json:"from"`
+	To       Date    `json:"to"`
+	Due      int     `json:"due"`
+	Total    float64 `json:"total"`
+	Already  int     `json:"alreadyGranted"`
+	Held     int     `json:"held"`
+	Skipped  int     `json:"skipped"`
+	LastDay  Date    `json:"lastDay"`
 	firstDay time.Time
 }
 

@@ -34,12 +34,12 @@ type Person struct {
 // Due is one grant a rule owes a person: its occurrence (the year of a
 // yearly rule, the key of a campaign), the day it is granted and its amount.
 type Due struct {
-	Rule       string    `json:"rule"`
-	ExternalID string    `json:"externalId"`
-	Occurrence string    `json:"occurrence"`
-	Day        Date      `json:"day"`
-	Amount     float64   `json:"amount"`
-	SendEmail  bool      `json:"shouldSendEmail"`
+	Rule       string  `json:"rule"`
+	ExternalID string  `json:"externalId"`
+	Occurrence string  `json:"occurrence"`
+	Day        Date    `json:"day"`
+	Amount     float64 `json:"amount"`
+	SendEmail  bool    `json:"shouldSendEmail"`
 }
 
 // Skip says why an occurrence in the window was not due to a person.
