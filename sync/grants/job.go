@@ -201,7 +201,10 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 			if err != nil {
 				return fmt.Errorf("rule %s: %w", r.Name, err)
 			}
-			if _, fatal := res.Fatal(); fatal || ctx.Err() != nil {
+			// A refused token stops every later call, and a stopped run
+			// starts none: the day is not marked processed, and the next
+			// run sends what is still due.
+			if j.stopSending(ctx, res) {
 				return nil
 			}
 		}
@@ -211,6 +214,13 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 		names[i] = r.Name
 	}
 	return j.store.MarkGrantDays(ctx, j.opts.Tenant, names, plan.Day.Time)
+}
+
+// stopSending tells whether no more sends may start: the platform refused
+// the token or the company, or the run is stopped.
+func (j *Job) stopSending(ctx context.Context, res *sender.Result) bool {
+	_, fatal := res.Fatal()
+	return fatal || ctx.Err() != nil
 }
 
 // sender is the exactly-once sender of one rule.
