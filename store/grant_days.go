@@ -130,3 +130,41 @@ func (s *Store) SaveBirthdays(ctx context.Context, tenant string, days map[strin
 		return nil
 	})
 }
+
+// VoidOccurrences records grants that must never be sent, without a call:
+// each becomes a voided grant of job with note, unless its key is in the
+// ledger already (then it is left as it is). The grants job records so an
+// occurrence whose person had left on its day, so that a later run, after
+// the person came back, never grants it. It returns how many it recorded.
+// One transaction.
+func (s *Store) VoidOccurrences(ctx context.Context, job Job, grants []model.Grant, note string) (n int, err error) {
+	if len(grants) == 0 {
+		return 0, nil
+	}
+	err = s.inTx(ctx, "void occurrences", func(tx *sqlx.Tx) error {
+		st, err := tx.PreparexContext(ctx, tx.Rebind(`INSERT INTO grants (grant_key, tenant, external_id, reason, occurrence,
+			amount, state, attempts, last_error, note, created_at, updated_at, job)
+			VALUES (?, ?, ?, ?, ?, ?, ?, 0, '', ?, ?, ?, ?) ON CONFLICT (grant_key) DO NOTHING`))
+		if err != nil {
+			return fmt.Errorf("void occurrences: %w", err)
+		}
+		defer func() { _ = st.Close() }()
+		now := s.stamp()
+		for _, g := range grants {
+			key := model.GrantKey(g.Tenant, g.ExternalID, g.Reason, g.Occurrence)
+			res, err := st.ExecContext(ctx, key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence, g.Amount,
+				model.GrantVoided, note, now, now, string(job))
+			if err != nil {
+				return fmt.Errorf("void %s: %w", key, err)
+			}
+			if k, err := res.RowsAffected(); err == nil {
+				n += int(k)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

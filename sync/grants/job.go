@@ -31,6 +31,10 @@ import (
 	"hrsync/sync/sender"
 )
 
+// voidNote is the note of an occurrence the job voids because its person
+// had left on its day.
+const voidNote = "not granted: the person had left on the day (grants job)"
+
 // ErrLocked says another run of the grants job of the tenant holds the lock.
 var ErrLocked = store.ErrLocked
 
@@ -182,6 +186,9 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 	}
 	rep.Plan = plan
 	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
+		return err
+	}
+	if _, err := j.store.VoidOccurrences(ctx, store.JobGrants, plan.voids, voidNote); err != nil {
 		return err
 	}
 	if plan.Safeguard != "" && !flags.OverrideSafeguards {

@@ -52,6 +52,10 @@ type Plan struct {
 	Source string `json:"source"`
 
 	people map[string]store.PersonRow
+	// voids are the occurrences whose person had left on their day, not
+	// yet in the ledger: a run records them as voided, so that they are
+	// never granted after the person comes back.
+	voids []model.Grant
 	// births are the months and days of birth the export gave that the
 	// state does not keep yet (a run saves them).
 	births map[string]store.MonthDay
@@ -121,7 +125,16 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 func (j *Job) planRule(plan *Plan, rp *RulePlan, r *config.GrantRule, people []Person, ledger map[string]model.GrantState) {
 	for _, p := range people {
 		due, skipped := Occurrences(r, p, rp.From.Time, rp.To.Time)
-		rp.Skipped += len(skipped)
+		for _, s := range skipped {
+			if _, decided := ledger[model.GrantKey(j.opts.Tenant, s.ExternalID, s.Rule, s.Occurrence)]; decided {
+				continue
+			}
+			rp.Skipped++
+			if s.Why == SkipDeparted {
+				plan.voids = append(plan.voids, model.Grant{Tenant: j.opts.Tenant, ExternalID: s.ExternalID,
+					Reason: s.Rule, Occurrence: s.Occurrence, Amount: s.Amount})
+			}
+		}
 		for _, d := range due {
 			switch ledger[model.GrantKey(j.opts.Tenant, d.ExternalID, d.Rule, d.Occurrence)] {
 			case "", model.GrantNotApplied:

@@ -45,6 +45,12 @@ type Due struct {
 // Skip says why an occurrence in the window was not due to a person.
 type Skip string
 
+// Skipped is an occurrence in the window that a person is not owed, and why.
+type Skipped struct {
+	Due
+	Why Skip
+}
+
 // Why an occurrence is skipped.
 const (
 	SkipNotHired    Skip = "not hired yet (or not long enough)"
@@ -104,16 +110,17 @@ func grantDay(r *config.GrantRule, date time.Time) time.Time {
 // Occurrences returns what rule r owes person p for the grant days in
 // [from, to] (calendar dates, UTC midnight), and why the others in that
 // window were skipped.
-func Occurrences(r *config.GrantRule, p Person, from, to time.Time) (due []Due, skipped []Skip) {
+func Occurrences(r *config.GrantRule, p Person, from, to time.Time) (due []Due, skipped []Skipped) {
 	add := func(occurrence string, g time.Time, amount float64) {
 		if g.Before(from) || g.After(to) || amount <= 0 {
 			return
 		}
+		d := Due{Rule: r.Name, ExternalID: p.ExternalID, Occurrence: occurrence, Day: Date{g}, Amount: amount, SendEmail: r.ShouldSendEmail}
 		if why := eligible(r, p, g); why != "" {
-			skipped = append(skipped, why)
+			skipped = append(skipped, Skipped{Due: d, Why: why})
 			return
 		}
-		due = append(due, Due{Rule: r.Name, ExternalID: p.ExternalID, Occurrence: occurrence, Day: Date{g}, Amount: amount, SendEmail: r.ShouldSendEmail})
+		due = append(due, d)
 	}
 	switch r.Type {
 	case config.RuleCampaign:

@@ -92,13 +92,17 @@ func population() []member {
 		}
 		out[i] = m
 	}
-	// Two people leave and come back with their first start date: one
+	// Three people leave and come back with their first start date: one
 	// whose birthday and anniversary fall while away, one whose fall before
 	// leaving and after coming back.
 	out[7].birth, out[7].start = date(1990, 5, 20), date(2015, 6, 15)
 	out[7].gone, out[7].back = date(2027, 3, 8), date(2027, 8, 2)
 	out[8].birth, out[8].start = date(1985, 10, 5), date(2019, 2, 11)
 	out[8].gone, out[8].back = date(2027, 5, 3), date(2027, 6, 14)
+	// And one away for a week around their birthday: the runs after the
+	// return still have it in their look-back, and must not grant it.
+	out[9].birth, out[9].start = date(1988, 9, 10), date(2016, 4, 4)
+	out[9].gone, out[9].back = date(2027, 9, 6), date(2027, 9, 13)
 	return out
 }
 
@@ -238,10 +242,19 @@ func TestYearDayByDay(t *testing.T) {
 			t.Errorf("%s: balance %.2f at the platform, want %.2f", m.id, p.Balance, owed[m.id])
 		}
 	}
-	// The ledger holds each grant once, applied, under its rule and occurrence.
-	got, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants})
+	// The ledger holds each grant once, applied, under its rule and
+	// occurrence; the occurrences of people away on their day are voided.
+	got, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants,
+		States: []model.GrantState{model.GrantApplied, model.GrantPending, model.GrantUnknown, model.GrantNotApplied}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	voided, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants, States: []model.GrantState{model.GrantVoided}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(voided, func(g model.Grant) bool { return g.Key == "acme/P0009/birthday/2027" }) {
+		t.Errorf("the birthday of P0009, away on the day, is not voided (%d voided)", len(voided))
 	}
 	wantKeys := make([]string, 0, len(want))
 	for _, e := range want {
@@ -284,13 +297,14 @@ func checkPopulation(t *testing.T, pop []member, want []expected) {
 	for _, e := range want {
 		rules[e.rule]++
 	}
-	if feb29 < 5 || hired < 100 || left < 50 || back != 2 || rules["birthday"] < 700 || rules["anniversary"] < 700 || rules["berlin-winter"] < 250 {
+	if feb29 < 5 || hired < 100 || left < 50 || back != 3 || rules["birthday"] < 700 || rules["anniversary"] < 700 || rules["berlin-winter"] < 250 {
 		t.Fatalf("population: %d born on 29 February, %d hired, %d leaving, %d back; grants %v", feb29, hired, left, back, rules)
 	}
-	// The returning people: P0007 is away on both days, P0008 on neither.
+	// The returning people: P0007 and P0009 are away on their days, P0008
+	// on neither.
 	for _, e := range want {
-		if e.id == "P0007" && e.rule != "berlin-winter" {
-			t.Fatalf("P0007 should be owed nothing but the campaign while away, got %+v", e)
+		if (e.id == "P0007" || e.id == "P0009" && e.rule == "birthday") && e.rule != "berlin-winter" {
+			t.Fatalf("%s should not be owed %s while away", e.id, e.rule)
 		}
 	}
 }
