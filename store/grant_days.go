@@ -168,3 +168,31 @@ func (s *Store) VoidOccurrences(ctx context.Context, job Job, grants []model.Gra
 	}
 	return n, nil
 }
+
+// GrantStates returns the state of each of keys that the ledger holds;
+// keys it does not hold are absent from the map.
+func (s *Store) GrantStates(ctx context.Context, keys []string) (map[string]model.GrantState, error) {
+	out := make(map[string]model.GrantState, len(keys))
+	err := s.forKeys(keys, func(cond string, args []any) error {
+		rows, err := s.r.QueryContext(ctx, s.r.Rebind("SELECT grant_key, state FROM grants WHERE grant_key "+cond), args...)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var (
+				key string
+				st  model.GrantState
+			)
+			if err := rows.Scan(&key, &st); err != nil {
+				return err
+			}
+			out[key] = st
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("grant states: %w", err)
+	}
+	return out, nil
+}

@@ -67,8 +67,7 @@ type Plan struct {
 func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 	g := &j.opts.Grants
 	loc := g.Location()
-	today := day(j.opts.Now(), loc)
-	d := today
+	d := day(j.opts.Now(), loc)
 	if !asOf.IsZero() {
 		d = asOf
 	}
@@ -76,37 +75,15 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 	if len(g.Rules) == 0 {
 		return plan, nil
 	}
-	days, err := j.store.GrantDays(ctx, j.opts.Tenant)
-	if err != nil {
+	if err := j.windows(ctx, plan, d); err != nil {
 		return nil, err
-	}
-	for i := range g.Rules {
-		r := &g.Rules[i]
-		rp := RulePlan{Rule: r.Name, Type: r.Type, To: Date{d}, firstDay: d}
-		if rec, ok := days[r.Name]; ok {
-			rp.LastDay = Date{rec.LastDay}
-			if rec.FirstDay.Before(d) {
-				rp.firstDay = rec.FirstDay
-			}
-		}
-		// The look-back never reaches before the first day the rule was
-		// considered: a new rule does not grant last week's birthdays.
-		rp.From = Date{d.AddDate(0, 0, -g.LookbackDays)}
-		if rp.From.Before(rp.firstDay) {
-			rp.From = Date{rp.firstDay}
-		}
-		plan.Rules = append(plan.Rules, rp)
 	}
 	people, err := j.readPeople(ctx, plan, loc)
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := j.ledger(ctx)
-	if err != nil {
+	if err := j.classify(ctx, plan, people); err != nil {
 		return nil, err
-	}
-	for i := range g.Rules {
-		j.planRule(plan, &plan.Rules[i], &g.Rules[i], people, ledger)
 	}
 	sort.Slice(plan.Due, func(a, b int) bool {
 		x, y := plan.Due[a], plan.Due[b]
@@ -121,32 +98,92 @@ func (j *Job) BuildPlan(ctx context.Context, asOf time.Time) (*Plan, error) {
 	return plan, j.budget(ctx, plan, loc)
 }
 
-// planRule adds what rule r owes each person in its window to the plan.
-func (j *Job) planRule(plan *Plan, rp *RulePlan, r *config.GrantRule, people []Person, ledger map[string]model.GrantState) {
-	for _, p := range people {
-		due, skipped := Occurrences(r, p, rp.From.Time, rp.To.Time)
-		for _, s := range skipped {
-			if _, decided := ledger[model.GrantKey(j.opts.Tenant, s.ExternalID, s.Rule, s.Occurrence)]; decided {
-				continue
-			}
-			rp.Skipped++
-			if s.Why == SkipDeparted {
-				plan.voids = append(plan.voids, model.Grant{Tenant: j.opts.Tenant, ExternalID: s.ExternalID,
-					Reason: s.Rule, Occurrence: s.Occurrence, Amount: s.Amount})
+// windows sets each rule's window of grant days as of d: the look-back
+// before d, never before the first day a run considered the rule (a new
+// rule does not grant last week's birthdays).
+func (j *Job) windows(ctx context.Context, plan *Plan, d time.Time) error {
+	days, err := j.store.GrantDays(ctx, j.opts.Tenant)
+	if err != nil {
+		return err
+	}
+	for _, r := range j.opts.Grants.Rules {
+		rp := RulePlan{Rule: r.Name, Type: r.Type, To: Date{d}, firstDay: d}
+		if rec, ok := days[r.Name]; ok {
+			rp.LastDay = Date{rec.LastDay}
+			if rec.FirstDay.Before(d) {
+				rp.firstDay = rec.FirstDay
 			}
 		}
-		for _, d := range due {
-			switch ledger[model.GrantKey(j.opts.Tenant, d.ExternalID, d.Rule, d.Occurrence)] {
-			case "", model.GrantNotApplied:
-				rp.Due++
-				rp.Total += d.Amount
-				plan.Total += d.Amount
-				plan.Due = append(plan.Due, d)
-			case model.GrantUnknown:
-				rp.Held++
-			default:
-				rp.Already++
+		rp.From = Date{d.AddDate(0, 0, -j.opts.Grants.LookbackDays)}
+		if rp.From.Before(rp.firstDay) {
+			rp.From = Date{rp.firstDay}
+		}
+		plan.Rules = append(plan.Rules, rp)
+	}
+	return nil
+}
+
+// classify computes every occurrence of the rules' windows, then sorts
+// them by the ledger's word on each (planRule).
+func (j *Job) classify(ctx context.Context, plan *Plan, people []Person) error {
+	rules := j.opts.Grants.Rules
+	owed := make([][]Due, len(rules))
+	skips := make([][]Skipped, len(rules))
+	var keys []string
+	for i := range rules {
+		rp := &plan.Rules[i]
+		for _, p := range people {
+			due, skipped := Occurrences(&rules[i], p, rp.From.Time, rp.To.Time)
+			owed[i], skips[i] = append(owed[i], due...), append(skips[i], skipped...)
+			for _, d := range due {
+				keys = append(keys, j.key(d))
 			}
+			for _, s := range skipped {
+				keys = append(keys, j.key(s.Due))
+			}
+		}
+	}
+	ledger, err := j.store.GrantStates(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for i := range rules {
+		j.planRule(plan, &plan.Rules[i], owed[i], skips[i], ledger)
+	}
+	return nil
+}
+
+// key is the ledger key of an occurrence.
+func (j *Job) key(d Due) string {
+	return model.GrantKey(j.opts.Tenant, d.ExternalID, d.Rule, d.Occurrence)
+}
+
+// planRule adds a rule's occurrences to the plan by what the ledger holds
+// of them: due when it holds nothing (or a call certainly not applied),
+// held, already granted; skipped when not owed, and voided when the person
+// had left on the day.
+func (j *Job) planRule(plan *Plan, rp *RulePlan, due []Due, skipped []Skipped, ledger map[string]model.GrantState) {
+	for _, s := range skipped {
+		if _, decided := ledger[j.key(s.Due)]; decided {
+			continue
+		}
+		rp.Skipped++
+		if s.Why == SkipDeparted {
+			plan.voids = append(plan.voids, model.Grant{Tenant: j.opts.Tenant, ExternalID: s.ExternalID,
+				Reason: s.Rule, Occurrence: s.Occurrence, Amount: s.Amount})
+		}
+	}
+	for _, d := range due {
+		switch ledger[j.key(d)] {
+		case "", model.GrantNotApplied:
+			rp.Due++
+			rp.Total += d.Amount
+			plan.Total += d.Amount
+			plan.Due = append(plan.Due, d)
+		case model.GrantUnknown:
+			rp.Held++
+		default:
+			rp.Already++
 		}
 	}
 }
@@ -247,21 +284,6 @@ func (j *Job) births(ctx context.Context) (map[string]store.MonthDay, string, er
 		return nil, "", fmt.Errorf("read last good export %s: %w", src.Name(), err)
 	}
 	return out, src.Name(), nil
-}
-
-// ledger returns the state of each grant of the tenant's rules by key.
-func (j *Job) ledger(ctx context.Context) (map[string]model.GrantState, error) {
-	out := map[string]model.GrantState{}
-	for _, r := range j.opts.Grants.Rules {
-		gs, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, Reason: r.Name})
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range gs {
-			out[g.Key] = g.State
-		}
-	}
-	return out, nil
 }
 
 // budget sets the plan's month spending and its safeguard: a run whose
