@@ -96,6 +96,28 @@ func parseDay(cmd *cobra.Command) (time.Time, error) {
 	return d, nil
 }
 
+// notAhead refuses a --date after today in the grant rules' time zone of
+// a tenant the command runs: a run never grants ahead of the day (plan
+// grants may preview any day).
+func notAhead(cmd *cobra.Command, a *app, asOf time.Time) error {
+	if asOf.IsZero() {
+		return nil
+	}
+	tenants, err := a.tenants(cmd)
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants {
+		loc := t.Grants.Location()
+		y, m, d := time.Now().In(loc).Date()
+		if today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC); asOf.After(today) {
+			return withCode(exitUsage, fmt.Errorf("--date %s is after today (%s in %s, tenant %s): a run never grants ahead of the day; "+
+				"hrsync plan grants --date previews it", asOf.Format(model.DateLayout), today.Format(model.DateLayout), loc, t.Name))
+		}
+	}
+	return nil
+}
+
 // newPlanGrantsCmd is `hrsync plan grants`.
 func newPlanGrantsCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -214,3 +214,21 @@ rules:
 	g.check(t, "plan-grants", e.mustRun(0, "plan", "grants", "--date", "2026-01-01", "-o", "json"))
 	g.check(t, "run-grants", e.mustRun(0, "run", "grants", "--date", "2026-01-01", "-o", "json"))
 }
+
+// TestE2ERunGrantsRefusesAFutureDate: run grants --date after today is a
+// usage error (exit 2) and makes no call; plan grants previews it.
+func TestE2ERunGrantsRefusesAFutureDate(t *testing.T) {
+	e := newEnv(t, configOptions{})
+	e.addGrants(e2eGrantRules)
+	res := e.mustRun(2, "run", "grants", "--date", "2999-01-01")
+	if !strings.Contains(res.stderr, "is after today") {
+		t.Errorf("the refusal does not say why:\n%s", res)
+	}
+	if res := e.mustRun(2, "run", "grants", "--date", "2026-02-30"); !strings.Contains(res.stderr, "not a date") {
+		t.Errorf("an impossible date:\n%s", res)
+	}
+	if n := countOp(e.emu.requests(t), "createPeople"); n != 0 {
+		t.Fatalf("%d calls", n)
+	}
+	e.mustRun(0, "plan", "grants", "--date", "2999-01-01")
+}

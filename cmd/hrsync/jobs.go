@@ -171,6 +171,9 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := notAhead(cmd, a, asOf); err != nil {
+				return err
+			}
 			return runCycle(cmd.Context(), a, cmd, jobsOf, jobOptions{flags: people.RunFlags{OverrideSafeguards: override},
 				grantFlags: grants.RunFlags{AsOf: asOf, OverrideSafeguards: override},
 				configPath: configPathOf(cmd), retry: retry})
