@@ -102,11 +102,13 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 		log = zap.NewNop()
 	}
 	snd, err := sender.New(sender.Options{
-		Tenant:              opts.Tenant,
-		CompanyID:           opts.CompanyID,
-		CollectionID:        opts.CollectionID,
+		Tenant:       opts.Tenant,
+		CompanyID:    opts.CompanyID,
+		CollectionID: opts.CollectionID,
+		// The job's whole scope, not only GrantReason: its lock covers
+		// every grant the people sync made, whatever reason was configured
+		// when it made them.
 		Job:                 store.JobPeople,
-		Rule:                opts.GrantReason,
 		BatchSize:           opts.BatchSize,
 		Concurrency:         opts.Concurrency,
 		Amount:              opts.Amount,
