@@ -1,7 +1,6 @@
 package sender
 
 import (
-	"errors"
 	"testing"
 
 	"hrsync/apiclient"
@@ -34,7 +33,7 @@ func TestResultMergeAndFatal(t *testing.T) {
 		t.Errorf("errors %v, failures %v", a.Errors, a.Failures)
 	}
 	for i := range 30 {
-		a.addError(errors.New(string(rune('a'+i))).Error())
+		a.addError(string(rune('a' + i)))
 	}
 	if len(a.Errors) != maxErrors {
 		t.Errorf("%d errors listed, want at most %d", len(a.Errors), maxErrors)
