@@ -411,3 +411,29 @@ func TestInterruptedGrantIsHeldByItsJobOnly(t *testing.T) {
 		}
 	})
 }
+
+// TestSendRefusesWhatItMustNotSend: a sender of one rule refuses another
+// rule's item, and a call never carries the same person twice; both
+// before any intent or call.
+func TestSendRefusesWhatItMustNotSend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
+		e := newGrantsEnv(t, ts, 2)
+		calls := e.calls()
+		birthday := e.sender(store.JobGrants, "birthday", false, nil)
+		_, err := birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("anniversary", "2026", 25, "E01"))
+		if !errors.Is(err, sender.ErrOutOfScope) {
+			t.Errorf("another rule's item: %v, want ErrOutOfScope", err)
+		}
+		_, err = birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01", "E01"))
+		if err == nil {
+			t.Error("a call with the same person twice was sent")
+		}
+		if n := e.calls() - calls; n != 0 {
+			t.Errorf("%d calls", n)
+		}
+		j, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", Job: store.JobGrants})
+		if err != nil || len(j) != 0 {
+			t.Errorf("journal %+v (%v), want no intent", j, err)
+		}
+	})
+}
