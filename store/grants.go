@@ -43,8 +43,8 @@ type BatchIntent struct {
 	// empty until FinishBatch.
 	People []PersonRow
 	// Grants are the balances the call adds. Key, when empty, is computed
-	// with model.GrantKey; Tenant, when empty, is the batch's; State and
-	// Attempts are set by the store.
+	// with model.GrantKey; Tenant and Job, when empty, are the batch's;
+	// State and Attempts are set by the store.
 	Grants []model.Grant
 	// StartedAt is when the intent is committed; zero means now.
 	StartedAt time.Time
@@ -179,6 +179,9 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 		}
 		if g.ExternalID == "" || g.Reason == "" {
 			return 0, errors.New("begin batch: grant without externalId or reason")
+		}
+		if g.Job != "" && g.Job != string(in.Job) {
+			return 0, fmt.Errorf("begin batch: grant for %s belongs to the %s job, not the %s job's call", g.ExternalID, g.Job, in.Job)
 		}
 		if g.Key == "" {
 			g.Key = model.GrantKey(g.Tenant, g.ExternalID, g.Reason, g.Occurrence)

@@ -248,8 +248,10 @@ func TestBatches(t *testing.T) {
 		t.Run("invalid intents are refused", func(t *testing.T) {
 			startRun(t, s, "r-bad", "bad")
 			for name, in := range map[string]store.BatchIntent{
-				"no key":       {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople},
-				"no job":       {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1)}},
+				"no key": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople},
+				"no job": {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1)}},
+				"other job": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", People: []store.PersonRow{person("a", 1)},
+					Grants: []model.Grant{{ExternalID: "a", Job: "grants", Reason: "welcome", Occurrence: "1", Amount: 1}}},
 				"other tenant": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
 				"twice":        {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
 				"no person":    {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},

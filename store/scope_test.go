@@ -1,11 +1,7 @@
 package store_test
 
 import (
-	"os"
 	"testing"
-
-	"github.com/lib/pq"
-	"github.com/pressly/goose/v3"
 
 	"hrsync/model"
 	"hrsync/store"
@@ -196,19 +192,7 @@ func TestScopeKeepsJobsApart(t *testing.T) {
 // grants run is admitted, and foreign keys are still enforced.
 func TestGrantScopeMigration(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		raw := b.raw(t)
-		dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
-		if b.name == "postgres" {
-			dialect, dir = goose.DialectPostgres, "migrations/postgres"
-			if _, err := raw.ExecContext(ctx(t), "CREATE SCHEMA IF NOT EXISTS "+pq.QuoteIdentifier(b.schema)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		p, err := goose.NewProvider(dialect, raw, os.DirFS(dir), goose.WithDisableGlobalRegistry(true))
-		must(t, err)
-		if _, err := p.UpTo(ctx(t), 5); err != nil {
-			t.Fatalf("migrate to 5: %v", err)
-		}
+		raw := migratedTo(t, b, 5)
 		for _, q := range []string{
 			`INSERT INTO runs (id, job, tenant, started_at) VALUES ('r1', 'people', 'acme', '2026-01-01 00:00:00')`,
 			`INSERT INTO rejections (run_id, source, line, field, reason) VALUES ('r1', 'a.csv', 3, 'email', 'invalid')`,

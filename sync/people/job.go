@@ -9,7 +9,6 @@ package people
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -104,11 +103,13 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 		log = zap.NewNop()
 	}
 	snd, err := sender.New(sender.Options{
-		Tenant:              opts.Tenant,
-		CompanyID:           opts.CompanyID,
-		CollectionID:        opts.CollectionID,
+		Tenant:       opts.Tenant,
+		CompanyID:    opts.CompanyID,
+		CollectionID: opts.CollectionID,
+		// The job's whole scope, not only GrantReason: its lock covers
+		// every grant the people sync made, whatever reason was configured
+		// when it made them.
 		Job:                 store.JobPeople,
-		Rule:                opts.GrantReason,
 		BatchSize:           opts.BatchSize,
 		Concurrency:         opts.Concurrency,
 		Amount:              opts.Amount,
@@ -128,46 +129,25 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	return &Job{opts: opts, store: st, sender: snd, log: log, now: now}, nil
 }
 
-// Result is what applying a plan did.
+// Result is what applying a plan did: the people saved and marked departed
+// in state, and what the sender did with the new people (the fields of
+// sender.Result, Applied named Created here: the new people the platform
+// confirmed). Its JSON is the report's "result".
 type Result struct {
-	RunID string `json:"runId"`
-	// Created counts the people the platform confirmed.
-	Created int `json:"created"`
-	// Granted is the sum of the grants the platform confirmed.
-	Granted float64 `json:"granted"`
-	// NotApplied counts the people whose call was certainly not processed:
-	// they are sent again by the next run.
-	NotApplied int `json:"notApplied"`
-	// Unknown counts the people whose call's outcome is unknown: their
-	// grants are held for an operator (or resent with the same key when the
-	// platform's Idempotency-Key is trusted).
-	Unknown int `json:"unknown"`
-	// Resent counts the people of held batches sent again with their key.
-	Resent int `json:"resent"`
-	// Saved counts the changed and returned people saved in state.
-	Saved int `json:"saved"`
-	// Departed counts the people marked departed.
-	Departed int `json:"departed"`
-	// Calls counts the createPeople calls made.
-	Calls int `json:"calls"`
-	// Skipped counts the new people not sent because the platform refused
-	// the token or the company on an earlier call of the run.
-	Skipped int `json:"skipped"`
-	// Refused counts the people the platform refused on their own: their
-	// batch was refused as invalid because of some of its people, split
-	// until each person had an outcome, and this person was still refused
-	// alone. Their grant is not applied; an export that lists them again
-	// sends them again.
-	Refused int `json:"refused"`
-	// Refusals lists the people counted in Refused, with the platform's reason.
-	Refusals []Refusal `json:"refusals,omitempty"`
-	// Failures counts the failed calls by class (unauthorized, forbidden,
-	// unreachable, rateLimited, refused, serverError, badAnswer, stopped).
-	// The calls refused because of some of their people, which were split,
-	// are not failures: their people are counted in Created or Refused.
-	Failures map[apiclient.Class]int `json:"failures,omitempty"`
-	// Errors lists the distinct call errors (no personal data), at most 20.
-	Errors []string `json:"errors"`
+	RunID      string                  `json:"runId"`
+	Created    int                     `json:"created"`
+	Granted    float64                 `json:"granted"`
+	NotApplied int                     `json:"notApplied"` // sent again by the next run
+	Unknown    int                     `json:"unknown"`    // held for an operator
+	Resent     int                     `json:"resent"`
+	Saved      int                     `json:"saved"`    // changed and returned people saved in state
+	Departed   int                     `json:"departed"` // people marked departed
+	Calls      int                     `json:"calls"`
+	Skipped    int                     `json:"skipped"`
+	Refused    int                     `json:"refused"`
+	Refusals   []Refusal               `json:"refusals,omitempty"`
+	Failures   map[apiclient.Class]int `json:"failures,omitempty"`
+	Errors     []string                `json:"errors"`
 }
 
 // Apply carries a plan out under run runID. The caller checks the plan's
@@ -231,22 +211,11 @@ func (r *Result) add(s *sender.Result) {
 	r.Calls += s.Calls
 	r.Skipped += s.Skipped
 	r.Refused += s.Refused
-	r.Refusals = append(r.Refusals, s.Refusals...)
-	for c, n := range s.Failures {
-		if r.Failures == nil {
-			r.Failures = map[apiclient.Class]int{}
-		}
-		r.Failures[c] += n
-	}
-	for _, e := range s.Errors {
-		if !slices.Contains(r.Errors, e) && len(r.Errors) < maxErrors {
-			r.Errors = append(r.Errors, e)
-		}
-	}
+	// The lists merge as the sender's do (distinct errors, at most 20).
+	lists := sender.Result{Refusals: r.Refusals, Failures: r.Failures, Errors: r.Errors}
+	lists.Merge(&sender.Result{Refusals: s.Refusals, Failures: s.Failures, Errors: s.Errors})
+	r.Refusals, r.Failures, r.Errors = lists.Refusals, lists.Failures, lists.Errors
 }
-
-// maxErrors bounds the distinct call errors a result lists.
-const maxErrors = 20
 
 // createItems is the plan's new people as the sender's items, each with
 // their initial grant, read a batch at a time.

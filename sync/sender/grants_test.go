@@ -411,3 +411,59 @@ func TestInterruptedGrantIsHeldByItsJobOnly(t *testing.T) {
 		}
 	})
 }
+
+// TestSendRefusesWhatItMustNotSend: a sender of one rule refuses another
+// rule's item, and a call never carries the same person twice; both
+// before any intent or call.
+func TestSendRefusesWhatItMustNotSend(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
+		e := newGrantsEnv(t, ts, 2)
+		calls := e.calls()
+		birthday := e.sender(store.JobGrants, "birthday", false, nil)
+		_, err := birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("anniversary", "2026", 25, "E01"))
+		if !errors.Is(err, sender.ErrOutOfScope) {
+			t.Errorf("another rule's item: %v, want ErrOutOfScope", err)
+		}
+		_, err = birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01", "E01"))
+		if err == nil {
+			t.Error("a call with the same person twice was sent")
+		}
+		if n := e.calls() - calls; n != 0 {
+			t.Errorf("%d calls", n)
+		}
+		j, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", Job: store.JobGrants})
+		if err != nil || len(j) != 0 {
+			t.Errorf("journal %+v (%v), want no intent", j, err)
+		}
+	})
+}
+
+// TestRefusedTokenStopsTheRemainingCalls: once the platform refuses the
+// token, no later call is made; the people not sent are counted as
+// skipped, their grants never recorded, and the refused call's grants are
+// not applied.
+func TestRefusedTokenStopsTheRemainingCalls(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
+		e := newGrantsEnv(t, ts, 8)
+		e.fault(emulator.Fault{When: emulator.Before, Status: 401, Count: 1})
+		calls := e.calls()
+		res, err := e.sender(store.JobGrants, "birthday", false, func(o *sender.Options) { o.BatchSize, o.Concurrency = 2, 1 }).
+			Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if class, fatal := res.Fatal(); !fatal || class != apiclient.ClassUnauthorized {
+			t.Errorf("fatal %q %v, want unauthorized", class, fatal)
+		}
+		if res.Calls != 1 || res.NotApplied != 2 || res.Skipped != 6 || res.Applied != 0 {
+			t.Errorf("result %+v, want one call refused (2 not applied) and 6 skipped", res)
+		}
+		if n := e.calls() - calls; n != 1 {
+			t.Errorf("%d calls reached the platform, want 1", n)
+		}
+		gs, err := ts.St.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants})
+		if err != nil || len(gs) != 2 || gs[0].State != model.GrantNotApplied {
+			t.Errorf("ledger %+v (%v), want the refused call's 2 grants, not applied", gs, err)
+		}
+	})
+}
