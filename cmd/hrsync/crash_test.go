@@ -291,7 +291,7 @@ func runArgsAndKill(t *testing.T, e *env, kp killPoint, args ...string) (bool, r
 			t.Fatalf("kill the run: %v", err)
 		}
 		waitErr = <-exited
-		waitLockFreed(t, e, "people-acme")
+		waitLockFreed(t, e, args[1]+"-"+tenantName) // run JOB: the job's lock
 	}
 	res := result{stdout: stdout.String(), stderr: stderr.String()}
 	var exit *exec.ExitError
