@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // addGrants appends a grants section to the test tenant's configuration
@@ -231,4 +232,51 @@ func TestE2ERunGrantsRefusesAFutureDate(t *testing.T) {
 		t.Fatalf("%d calls", n)
 	}
 	e.mustRun(0, "plan", "grants", "--date", "2999-01-01")
+}
+
+// TestE2EDaemonGrants: the daemon runs the grants job on its schedule: a
+// campaign of today reaches every person it names once, and /metrics counts
+// it in hrsync_rule_grants_total by rule and result.
+func TestE2EDaemonGrants(t *testing.T) {
+	e := newEnv(t, configOptions{})
+	today := time.Now().UTC().Format(time.DateOnly)
+	e.addGrants("timezone: UTC\nrules:\n  - {name: today, type: campaign, key: k1, date: \"" + today + "\", amount: 15, locations: [Lisbon]}\n")
+	f, err := os.OpenFile(e.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(f, "    schedules:\n      people: %q\n      grants: %q\nhttp:\n  listen: 127.0.0.1:0\n", everySecond, everySecond); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	staff := genPeople(0, 40)
+	lisbon := 0
+	for _, p := range staff {
+		if p.loc == "Lisbon" {
+			lisbon++
+		}
+	}
+	e.dropFile("staff.csv", csvExport(staff))
+	d := e.startDaemon()
+	if !waitFor(60*time.Second, func() bool {
+		return d.scrape(t, "hrsync_rule_grants_total", "tenant=acme", "rule=today", "result=applied") >= float64(lisbon)
+	}) {
+		t.Fatalf("the campaign was not applied to %d people:\n%s", lisbon, d.stderr)
+	}
+	// A few more grants cycles: nothing more is granted.
+	runs := d.scrape(t, "hrsync_runs_total", "job=grants", "tenant=acme")
+	if !waitFor(30*time.Second, func() bool { return d.scrape(t, "hrsync_runs_total", "job=grants", "tenant=acme") >= runs+2 }) {
+		t.Fatalf("the grants job stopped running:\n%s", d.stderr)
+	}
+	if got := d.scrape(t, "hrsync_rule_grants_total", "tenant=acme", "rule=today", "result=applied"); got != float64(lisbon) {
+		t.Errorf("applied %v, want %d", got, lisbon)
+	}
+	if code := d.stop(t); code != 0 {
+		t.Errorf("the daemon exited %d", code)
+	}
+	for id, gs := range e.emuGrantsBy() {
+		if n := len(gs) - 1; n > 1 {
+			t.Errorf("%s received %d campaign grants", id, n)
+		}
+	}
 }
