@@ -152,8 +152,11 @@ func TestCampaignOnce(t *testing.T) {
 	w := newWorld(t, tokyo(t, dec1))
 	w.sync(berliners(15))
 	job := w.job(loadGrants(t, campaignRules))
-	w.run(job, grants.RunFlags{})
+	rep := w.run(job, grants.RunFlags{})
 	first := w.rec.take()
+	if r := rep.Rules[0]; r.Applied != 15 || r.Skipped != 15 {
+		t.Errorf("first run: %d applied, %d skipped (Paris); want 15 and 15", r.Applied, r.Skipped)
+	}
 	var want []expected
 	for _, r := range berliners(15) {
 		if r.location == "Berlin" {
@@ -162,7 +165,9 @@ func TestCampaignOnce(t *testing.T) {
 	}
 	compareDay(t, dec1, want, first)
 	calls := w.createCalls()
-	w.run(job, grants.RunFlags{})
+	if r := w.run(job, grants.RunFlags{}).Rules[0]; r.Applied != 0 || r.Skipped != 0 {
+		t.Errorf("the repeated run: %d applied, %d skipped; want none (each is counted once)", r.Applied, r.Skipped)
+	}
 	w.clock.set(tokyo(t, dec1.AddDate(0, 0, 1)))
 	w.run(job, grants.RunFlags{})
 	w.run(job, grants.RunFlags{AsOf: dec1})

@@ -185,6 +185,9 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 		return err
 	}
 	rep.Plan = plan
+	for _, rp := range plan.Rules {
+		rep.rule(rp.Rule)
+	}
 	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
 		return err
 	}

@@ -167,7 +167,11 @@ func (j *Job) planRule(plan *Plan, rp *RulePlan, due []Due, skipped []Skipped, l
 		if _, decided := ledger[j.key(s.Due)]; decided {
 			continue
 		}
-		rp.Skipped++
+		// Counted once: on the days no run processed before (every run
+		// looks at its whole window again).
+		if rp.LastDay.IsZero() || s.Day.After(rp.LastDay.Time) {
+			rp.Skipped++
+		}
 		if s.Why == SkipDeparted {
 			plan.voids = append(plan.voids, model.Grant{Tenant: j.opts.Tenant, ExternalID: s.ExternalID,
 				Reason: s.Rule, Occurrence: s.Occurrence, Amount: s.Amount})

@@ -23,9 +23,9 @@ type RuleResult struct {
 	Held       int `json:"held"`
 	NotApplied int `json:"notApplied"`
 	Refused    int `json:"refused"`
-	// Skipped counts occurrences in the window owed to nobody: the person
-	// was not active on the day, outside the rule's filters, or not yet on
-	// the platform.
+	// Skipped counts occurrences owed to nobody (the person was not active
+	// on the day, outside the rule's filters, or not yet on the platform),
+	// of the days no run processed before.
 	Skipped int `json:"skipped"`
 }
 
