@@ -8,8 +8,8 @@ package people
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -74,24 +74,8 @@ type Job struct {
 
 // New checks the options, fills their defaults and returns a job.
 func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job, error) {
-	var problems []string
-	if opts.Tenant == "" {
-		problems = append(problems, "tenant is required")
-	}
-	if opts.CollectionID == "" {
-		problems = append(problems, "collection id is required")
-	}
-	if opts.BatchSize < 0 || opts.Concurrency < 0 || opts.DefaultBalance < 0 || opts.Amount < 0 {
-		problems = append(problems, "batch size, concurrency, default balance and amount must not be negative")
-	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("people sync: %s", strings.Join(problems, "; "))
-	}
-	if opts.BatchSize == 0 {
-		opts.BatchSize = 100
-	}
-	if opts.Concurrency == 0 {
-		opts.Concurrency = 4
+	if opts.DefaultBalance < 0 {
+		return nil, errors.New("people sync: default balance must not be negative")
 	}
 	if opts.GrantReason == "" {
 		opts.GrantReason = model.InitialGrantReason
@@ -102,6 +86,8 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	if log == nil {
 		log = zap.NewNop()
 	}
+	// The sender checks the tenant, the collection, the batch size, the
+	// concurrency and the amount, and fills their defaults.
 	snd, err := sender.New(sender.Options{
 		Tenant:       opts.Tenant,
 		CompanyID:    opts.CompanyID,
@@ -122,6 +108,7 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	if err != nil {
 		return nil, fmt.Errorf("people sync: %w", err)
 	}
+	opts.BatchSize = snd.BatchSize()
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now

@@ -3,7 +3,6 @@ package sender_test
 import (
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -11,14 +10,12 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/emulator"
-	"hrsync/internal/contract"
+	"hrsync/internal/emutest"
 	"hrsync/internal/storetest"
 	"hrsync/model"
 	"hrsync/store"
 	"hrsync/sync/sender"
 )
-
-const token = "test-token"
 
 // grantsEnv is a tenant whose people the people sync created on the
 // emulator (over loopback, through the contract's validation), and the
@@ -32,23 +29,7 @@ type grantsEnv struct {
 
 func newGrantsEnv(t *testing.T, ts storetest.Store, people int) *grantsEnv {
 	t.Helper()
-	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{token: nil}, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := contract.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(v.Middleware(emu, func(err error) { t.Error(err) }))
-	t.Cleanup(srv.Close)
-	client, err := apiclient.New(apiclient.Config{
-		BaseURL: srv.URL, Token: token, UserAgentVersion: "test",
-		Timeout: 5 * time.Second, MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, client := emutest.Start(t)
 	e := &grantsEnv{t: t, ts: ts, emu: emu, client: client}
 	// The people sync creates them, each with an initial balance of 10.
 	var items sender.List

@@ -1,9 +1,11 @@
 package sender
 
 import (
+	"strings"
 	"testing"
 
 	"hrsync/apiclient"
+	"hrsync/store"
 )
 
 func TestResultMergeAndFatal(t *testing.T) {
@@ -37,5 +39,27 @@ func TestResultMergeAndFatal(t *testing.T) {
 	}
 	if len(a.Errors) != maxErrors {
 		t.Errorf("%d errors listed, want at most %d", len(a.Errors), maxErrors)
+	}
+}
+
+func TestNewChecksItsOptions(t *testing.T) {
+	if _, err := New(Options{BatchSize: -1}, nil, nil, nil); err == nil {
+		t.Fatal("options without tenant, job or collection accepted")
+	} else {
+		for _, want := range []string{"tenant is required", "job is required", "collection id is required", "must not be negative"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		}
+	}
+	s, err := New(Options{Tenant: "acme", Job: store.JobGrants, Rule: "birthday", CollectionID: "c"}, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.BatchSize() != 100 || s.opts.Concurrency != 4 || s.opts.FinishTimeout == 0 {
+		t.Errorf("defaults: batch %d, concurrency %d, finish timeout %v", s.BatchSize(), s.opts.Concurrency, s.opts.FinishTimeout)
+	}
+	if sc := s.Scope(); sc != (store.Scope{Job: store.JobGrants, Rule: "birthday"}) {
+		t.Errorf("scope %+v", sc)
 	}
 }

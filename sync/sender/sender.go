@@ -169,6 +169,9 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Send
 	return &Sender{opts: opts, store: st, api: creator, log: log}, nil
 }
 
+// BatchSize is how many people one call carries.
+func (s *Sender) BatchSize() int { return s.opts.BatchSize }
+
 // Scope is the store scope of the Sender's grants and calls.
 func (s *Sender) Scope() store.Scope {
 	return store.Scope{Job: s.opts.Job, Rule: s.opts.Rule}
