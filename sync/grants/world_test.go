@@ -26,15 +26,13 @@ import (
 	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/emulator"
-	"hrsync/internal/contract"
+	"hrsync/internal/emutest"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
 	"hrsync/store"
 	"hrsync/sync/grants"
 	"hrsync/sync/people"
 )
-
-const token = "test-token"
 
 // clock is a settable clock shared by the store and the jobs.
 type clock struct {
@@ -162,19 +160,12 @@ func newWorld(t *testing.T, start time.Time) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{token: nil}, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := contract.New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu := emutest.New(t)
 	rec := &recorder{}
-	srv := httptest.NewServer(rec.wrap(v.Middleware(emu, func(err error) { t.Error(err) })))
+	srv := httptest.NewServer(rec.wrap(emutest.Validated(t, emu)))
 	t.Cleanup(srv.Close)
 	client, err := apiclient.New(apiclient.Config{
-		BaseURL: srv.URL, Token: token, UserAgentVersion: "test",
+		BaseURL: srv.URL, Token: emutest.Token, UserAgentVersion: "test",
 		Timeout: 5 * time.Second, MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
 		RatePerSecond: 10000, Burst: 100,
 	})
