@@ -43,7 +43,7 @@ verify: ## generated code is fresh and go.mod is tidy
 	$(GO) generate ./...
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
-	@git diff --exit-code -- api go.mod go.sum tools/go.mod tools/go.sum || { echo "generated code or go.mod is stale: run 'make generate' and 'go mod tidy'"; exit 1; }
+	@git diff --exit-code -- api go.mod go.sum tools/go.mod tools/go.sum deploy/prometheus/prometheusrule.yaml || { echo "generated code or go.mod is stale: run 'make generate' and 'go mod tidy'"; exit 1; }
 
 # make bench measures at the issues' sizes: 100,000 orders with 300,000 line items ingested, 10,000 order
 # statuses polled (plain `go test -bench` keeps the small defaults).

@@ -102,6 +102,7 @@ const (
 	portHTTPS    = 443
 	portPostgres = 5432
 	portHTTP     = 9090
+	portPushgate = 9091
 )
 
 // privateRanges are the ranges the rule to the platform must leave out:
@@ -109,8 +110,9 @@ const (
 var privateRanges = []string{"10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"}
 
 // checkNetworkPolicy wants the policy to select every pod of hrsync and to
-// let them reach DNS, the platform over HTTPS and, when wantDatabase, the
-// PostgreSQL store, and nothing else; ingress only on the HTTP port.
+// let them reach DNS, the platform over HTTPS, when wantDatabase the
+// PostgreSQL store, and when the build has CronJobs the Pushgateway they
+// push their metrics to; nothing else. Ingress only on the HTTP port.
 func checkNetworkPolicy(t *testing.T, objs objects, wantDatabase bool) {
 	t.Helper()
 	if len(objs.networkPolicies) != 1 {
@@ -165,6 +167,9 @@ func checkNetworkPolicy(t *testing.T, objs objects, wantDatabase bool) {
 	if seen[portPostgres] != wantDatabase {
 		t.Errorf("egress to PostgreSQL (%d) allowed: %v, want %v", portPostgres, seen[portPostgres], wantDatabase)
 	}
+	if wantPush := len(objs.cronJobs) > 0; seen[portPushgate] != wantPush {
+		t.Errorf("egress to the Pushgateway (%d) allowed: %v, want %v (CronJobs push their metrics)", portPushgate, seen[portPushgate], wantPush)
+	}
 }
 
 // checkEgressPeers checks the destinations of an egress rule for its port.
@@ -186,12 +191,12 @@ func checkEgressPeers(t *testing.T, rule, port int, to []networkingv1.NetworkPol
 					t.Errorf("egress rule %d: HTTPS to %s does not leave out %s", rule, peer.IPBlock.CIDR, r)
 				}
 			}
-		case portPostgres:
-			if peer.PodSelector == nil && peer.IPBlock == nil {
-				t.Errorf("egress rule %d: PostgreSQL to every pod of the selected namespaces", rule)
+		case portPostgres, portPushgate:
+			if peer.PodSelector == nil && peer.IPBlock == nil || peer.PodSelector != nil && len(peer.PodSelector.MatchLabels) == 0 {
+				t.Errorf("egress rule %d: port %d to every pod of the selected namespaces", rule, port)
 			}
 		default:
-			t.Errorf("egress rule %d allows port %d: only DNS, the platform and the database", rule, port)
+			t.Errorf("egress rule %d allows port %d: only DNS, the platform, the database and the Pushgateway", rule, port)
 		}
 	}
 }
