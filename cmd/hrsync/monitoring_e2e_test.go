@@ -6,9 +6,7 @@ package main_test
 // every hrsync metric the rules and the dashboard name in its /metrics.
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -111,23 +109,8 @@ func ruleExprs(t *testing.T) []string {
 // exposedNames returns the names of the samples /metrics serves.
 func (d *daemonProc) exposedNames(t *testing.T) map[string]bool {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // read below
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
-	}
 	names := map[string]bool{}
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(d.metricsText(t)) {
 		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
