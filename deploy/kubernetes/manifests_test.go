@@ -193,6 +193,11 @@ func checkPostgresFleet(t *testing.T, objs objects) {
 	if r := objs.deployments[0].Spec.Replicas; r == nil || *r < 2 {
 		t.Errorf("daemon replicas %v, want several", r)
 	}
+	env := objs.deployments[0].Spec.Template.Spec.Containers[0].Env
+	if i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "HRSYNC_REPLICA_ID" }); i < 0 ||
+		env[i].ValueFrom == nil || env[i].ValueFrom.FieldRef == nil || env[i].ValueFrom.FieldRef.FieldPath != "metadata.name" {
+		t.Error("the replicas are not named by their pod (HRSYNC_REPLICA_ID from metadata.name)")
+	}
 	if len(objs.budgets) != 1 {
 		t.Errorf("%d PodDisruptionBudgets, want one for the daemon", len(objs.budgets))
 	}
