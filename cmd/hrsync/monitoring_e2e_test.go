@@ -153,7 +153,11 @@ func TestE2EMonitoringQueriesMatchTheDaemon(t *testing.T) {
 	}
 	// Four calls a second with no burst: the batches wait for the limit,
 	// and a people run outlasts its one-second tick (a skipped run).
-	text := strings.Replace(string(cfg), "ratePerSecond: 1000\n  burst: 100", "ratePerSecond: 4\n  burst: 1", 1)
+	const fast, slow = "ratePerSecond: 1000\n  burst: 100", "ratePerSecond: 4\n  burst: 1"
+	if !strings.Contains(string(cfg), fast) {
+		t.Fatalf("the test configuration no longer sets %q:\n%s", fast, cfg)
+	}
+	text := strings.Replace(string(cfg), fast, slow, 1)
 	text += "    schedules:\n      people: \"" + everySecond + "\"\n      orders: \"" + everySecond + "\"\nhttp:\n  listen: 127.0.0.1:0\n"
 	if err := os.WriteFile(e.config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -170,15 +174,9 @@ func TestE2EMonitoringQueriesMatchTheDaemon(t *testing.T) {
 		t.Fatalf("the daemon did not create the 20 people:\n%s", d.stderr)
 	}
 	e.emu.placeOrder(t, e.coll, staff[0].id, time.Now().Add(-time.Hour), placeLine{ProductID: notebookProduct})
-	var left []string
+	// Wait for this branch's metrics; those of other branches are reported below.
 	waitFor(90*time.Second, func() bool {
-		left = nil
-		for _, n := range missing(names, d.exposedNames(t)) {
-			if metricsOfOtherBranches[n] == "" {
-				left = append(left, n)
-			}
-		}
-		return len(left) == 0
+		return !slices.ContainsFunc(missing(names, d.exposedNames(t)), func(n string) bool { return metricsOfOtherBranches[n] == "" })
 	})
 	exposed := d.exposedNames(t)
 	for _, n := range missing(names, exposed) {
