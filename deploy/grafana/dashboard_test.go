@@ -184,7 +184,7 @@ func TestDashboardCovers(t *testing.T) {
 		"API latency by endpoint": `by \(endpoint, le\) \(rate\(hrsync_api_call_duration_seconds_bucket\b`,
 		"API errors by endpoint":  `by \(endpoint, status\) \(rate\(hrsync_api_calls_total\{status!~"2\.\."\}`,
 		"rate-limit waits":        `hrsync_api_rate_limit_waits_total\b`,
-		"orders by status":        `by \(status\) \(hrsync_orders\{`,
+		"orders by status":        `sum by \(status\) \(max by \(tenant, status\) \(hrsync_orders\{`,
 		"files waiting":           `hrsync_dropfolder_files_waiting\b`,
 		"time since last success": `hrsync_last_success_timestamp_seconds\b`,
 	} {
