@@ -15,6 +15,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"hrsync/config"
 )
@@ -48,6 +50,7 @@ func TestOverlays(t *testing.T) {
 			pc := podChecks{objs: objs, tag: imageTag(t, name), uid: uid}
 			tags[pc.tag] = true
 			checkServiceAccount(t, objs)
+			checkNames(t, objs)
 			checkNetworkPolicy(t, objs, name == "postgres-fleet")
 			for _, d := range objs.deployments {
 				t.Run("deployment "+d.Name, func(t *testing.T) { checkDaemon(t, d, pc) })
@@ -65,6 +68,44 @@ func TestOverlays(t *testing.T) {
 	}
 	if len(tags) != 1 {
 		t.Errorf("the overlays set different image tags: %v", tags)
+	}
+}
+
+// checkNames checks what the API server checks of names and labels: DNS
+// names, label syntax, and CronJob names short enough for the Jobs and
+// pods named after them (52 characters).
+func checkNames(t *testing.T, objs objects) {
+	t.Helper()
+	var metas []metav1.ObjectMeta
+	for _, d := range objs.deployments {
+		metas = append(metas, d.ObjectMeta, d.Spec.Template.ObjectMeta)
+	}
+	for _, cj := range objs.cronJobs {
+		metas = append(metas, cj.ObjectMeta, cj.Spec.JobTemplate.Spec.Template.ObjectMeta)
+		if len(cj.Name) > 52 {
+			t.Errorf("CronJob %s: name over 52 characters", cj.Name)
+		}
+	}
+	for _, o := range objs.configMaps {
+		metas = append(metas, o.ObjectMeta)
+	}
+	for _, o := range objs.claims {
+		metas = append(metas, o.ObjectMeta)
+	}
+	for _, o := range objs.services {
+		metas = append(metas, o.ObjectMeta)
+	}
+	for _, m := range metas {
+		if m.Name != "" {
+			for _, e := range validation.IsDNS1123Subdomain(m.Name) {
+				t.Errorf("name %q: %s", m.Name, e)
+			}
+		}
+		for k, v := range m.Labels {
+			for _, e := range append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...) {
+				t.Errorf("label %s=%s of %q: %s", k, v, m.Name, e)
+			}
+		}
 	}
 }
 
