@@ -137,23 +137,8 @@ func (d *daemonProc) stop(t *testing.T) int {
 // name and whose labels include every one of labels ("k=v"); 0 when absent.
 func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // read below
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
-	}
 	sum := 0.0
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(d.metricsText(t)) {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
@@ -175,6 +160,27 @@ func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64
 		sum += v
 	}
 	return sum
+}
+
+// metricsText reads /metrics in the exposition format.
+func (d *daemonProc) metricsText(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("scrape /metrics: %v", err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // read below
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
+	}
+	return string(body)
 }
 
 // get answers an endpoint's status code.
