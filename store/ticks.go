@@ -107,3 +107,40 @@ func (t *Tick) Finish(ctx context.Context, outcome RunOutcome) error {
 	}
 	return err
 }
+
+// TickRecord is a claimed tick as stored.
+type TickRecord struct {
+	Job        Job
+	Tenant     string
+	At         time.Time
+	Replica    string
+	ClaimedAt  time.Time
+	FinishedAt time.Time  // zero while running, or when the replica died during the run
+	Outcome    RunOutcome // empty while running, or when the replica died
+}
+
+// Ticks lists the claimed ticks of job for tenant (those kept: see
+// TickRetention), oldest first.
+func (s *Store) Ticks(ctx context.Context, job Job, tenant string) ([]TickRecord, error) {
+	rows, err := s.r.QueryContext(ctx, s.r.Rebind(`SELECT tick_at, replica, claimed_at, finished_at, COALESCE(outcome, '')
+		FROM ticks WHERE job = ? AND tenant = ? ORDER BY tick_at`), string(job), tenant)
+	if err != nil {
+		return nil, fmt.Errorf("read ticks: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []TickRecord
+	for rows.Next() {
+		r := TickRecord{Job: job, Tenant: tenant}
+		var at, claimed, finished dbTime
+		var outcome string
+		if err := rows.Scan(&at, &r.Replica, &claimed, &finished, &outcome); err != nil {
+			return nil, fmt.Errorf("read ticks: %w", err)
+		}
+		r.At, r.ClaimedAt, r.FinishedAt, r.Outcome = at.Time.UTC(), claimed.Time, finished.Time, RunOutcome(outcome)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read ticks: %w", err)
+	}
+	return out, nil
+}
