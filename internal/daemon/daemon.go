@@ -46,6 +46,11 @@ type Schedule struct {
 // DefaultGrace is how long a stopping daemon waits for runs in flight.
 const DefaultGrace = 30 * time.Second
 
+// DefaultMaxRuns is how many runs a daemon has going at once by default:
+// two connections each, and one more, stay within the PostgreSQL store's
+// pool of 16.
+const DefaultMaxRuns = 6
+
 // Options configure a Daemon.
 type Options struct {
 	// Runner runs the jobs; required.
@@ -74,6 +79,12 @@ type Options struct {
 	// OnListen, when not nil, is told the address the HTTP server listens
 	// on (useful with port 0).
 	OnListen func(addr net.Addr)
+	// MaxRuns bounds the runs going at once (default DefaultMaxRuns); a
+	// tick waits for a free slot. On PostgreSQL each run holds two
+	// connections of the store's pool (the tick's lock and the job's) while
+	// it needs a third for its queries: the bound keeps the pool from
+	// running dry with many tenants.
+	MaxRuns int
 	// Claimer, when not nil, makes the daemon one replica of a fleet that
 	// shares one state: each tick is claimed before it runs, so that one
 	// replica runs it (fleet.go). nil runs every tick here (one replica).
@@ -89,7 +100,9 @@ type Daemon struct {
 	// inFlight counts the runs going in this process; a fleet replica
 	// waits longer to claim a tick the more it runs (fleet.go).
 	inFlight atomic.Int64
-	now      func() time.Time
+	// slots holds a token per run going (Options.MaxRuns).
+	slots chan struct{}
+	now   func() time.Time
 }
 
 type entry struct {
@@ -120,11 +133,15 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultGrace
 	}
+	if opts.MaxRuns <= 0 {
+		opts.MaxRuns = DefaultMaxRuns
+	}
 	log := opts.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	d := &Daemon{opts: opts, log: log, entries: make([]entry, len(opts.Schedules)), now: time.Now}
+	d := &Daemon{opts: opts, log: log, entries: make([]entry, len(opts.Schedules)), now: time.Now,
+		slots: make(chan struct{}, opts.MaxRuns)}
 	seen := map[runner.Key]bool{}
 	for i, s := range opts.Schedules {
 		if seen[s.Key] {
@@ -250,8 +267,34 @@ func (d *Daemon) tick(ctx context.Context, e *entry) {
 		return
 	}
 	defer e.active.Store(false)
+	if !d.acquire(ctx, time.Time{}) {
+		return
+	}
+	defer d.releaseSlot()
 	d.run(ctx, k)
 }
+
+// acquire takes a run slot, waiting until one is free, ctx is done, or
+// (when not zero) until; it tells whether it took one.
+func (d *Daemon) acquire(ctx context.Context, until time.Time) bool {
+	var expired <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(until.Sub(d.now()))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case d.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-expired:
+		return false
+	}
+}
+
+// releaseSlot frees the slot a run took.
+func (d *Daemon) releaseSlot() { <-d.slots }
 
 // run runs one cycle of k and returns its outcome (failed when the runner
 // itself panicked).

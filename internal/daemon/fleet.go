@@ -14,8 +14,9 @@ package daemon
 //     is held for the run, so a tick that comes while the previous run of
 //     its job and tenant still goes (here or on another replica) waits.
 //   - Before claiming, a replica waits a random moment (claimJitter), then
-//     claimPerRun for each run it has in flight: idle replicas claim first,
-//     and the work spreads.
+//     claimPerRun for each run it has in flight, then for a free run slot
+//     (Options.MaxRuns): idle replicas claim first, a full one does not
+//     claim at all, and the work spreads.
 //   - A claim refused because the lock is held is tried again every
 //     claimRetry until the next tick of the schedule, which supersedes it:
 //     a run that overruns its period delays the next tick instead of losing
@@ -80,6 +81,12 @@ func (d *Daemon) fleetTick(ctx context.Context, e *entry) {
 		return
 	}
 	for {
+		if !d.acquire(ctx, next) {
+			if ctx.Err() == nil {
+				d.skip(e, log, "tick skipped: every run slot of this replica was busy until the next tick")
+			}
+			return
+		}
 		claim, err := d.opts.Claimer.Claim(ctx, k, at)
 		switch {
 		case err == nil:
@@ -87,25 +94,33 @@ func (d *Daemon) fleetTick(ctx context.Context, e *entry) {
 			if err := claim.Finish(ctx, outcome); err != nil {
 				log.Error("record the end of the tick", zap.Error(err))
 			}
+			d.releaseSlot()
 			return
 		case errors.Is(err, store.ErrTickTaken):
+			d.releaseSlot()
 			log.Debug("tick run by another replica")
 			return
 		case !errors.Is(err, store.ErrLocked):
 			log.Warn("claim the tick; trying again", zap.Error(err))
 		}
+		d.releaseSlot()
 		if !d.now().Add(claimRetry).Before(next) {
-			e.skipped.Add(1)
-			if d.opts.Metrics != nil {
-				d.opts.Metrics.RunSkipped(string(k.Job), k.Tenant)
-			}
-			log.Warn("tick skipped: the previous run was still going at the next tick")
+			d.skip(e, log, "tick skipped: the previous run was still going at the next tick")
 			return
 		}
 		if !sleep(ctx, claimRetry) {
 			return
 		}
 	}
+}
+
+// skip counts and logs a tick this replica gave up.
+func (d *Daemon) skip(e *entry, log *zap.Logger, msg string) {
+	e.skipped.Add(1)
+	if d.opts.Metrics != nil {
+		d.opts.Metrics.RunSkipped(string(e.sched.Key.Job), e.sched.Key.Tenant)
+	}
+	log.Warn(msg)
 }
 
 // claimWait is how long this replica waits before it claims a tick: a
