@@ -144,3 +144,22 @@ func (s *Store) Ticks(ctx context.Context, job Job, tenant string) ([]TickRecord
 	}
 	return out, nil
 }
+
+// Abandon gives the tick back unrun: it deletes the tick's row and releases
+// its lock, so that another replica may still claim it (a stopping daemon
+// that won a claim as it was told to stop).
+func (t *Tick) Abandon(ctx context.Context) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+	defer cancel()
+	err := t.s.inTx(wctx, "abandon tick", func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(wctx, tx.Rebind(`DELETE FROM ticks WHERE job = ? AND tenant = ? AND tick_at = ?`),
+			string(t.job), t.tenant, t.at); err != nil {
+			return fmt.Errorf("delete tick: %w", err)
+		}
+		return nil
+	})
+	if rerr := t.release(); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}

@@ -124,6 +124,21 @@ func TestClaimTick(t *testing.T) {
 			}
 		})
 
+		t.Run("an abandoned tick can be claimed by another replica", func(t *testing.T) {
+			tk, err := r1.ClaimTick(ctx(t), store.JobPeople, "abandoned", at)
+			must(t, err)
+			must(t, tk.Abandon(ctx(t)))
+			if got := readTicks(t, b, "abandoned"); len(got) != 0 {
+				t.Fatalf("ticks %+v after abandon, want none", got)
+			}
+			again, err := r2.ClaimTick(ctx(t), store.JobPeople, "abandoned", at)
+			must(t, err)
+			must(t, again.Finish(ctx(t), store.OutcomeOK))
+			if got := readTicks(t, b, "abandoned"); got[at].replica != "replica-2" {
+				t.Errorf("ticks %+v, want the tick run by replica-2", got)
+			}
+		})
+
 		t.Run("rows older than the retention are deleted", func(t *testing.T) {
 			old, err := r1.ClaimTick(ctx(t), store.JobOrders, "gc", at.Add(-store.TickRetention-time.Second))
 			must(t, err)

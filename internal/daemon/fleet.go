@@ -21,6 +21,8 @@ package daemon
 //     claimRetry until the next tick of the schedule, which supersedes it:
 //     a run that overruns its period delays the next tick instead of losing
 //     it, and a backlog never builds.
+//   - A replica told to stop just as it claims a tick gives it back (the
+//     row is deleted) for a replica still trying to claim it.
 //   - A replica that dies during a run loses that tick (its row stays, with
 //     no outcome); the lock goes with its database session, so the next
 //     tick runs on another replica, whose job closes the interrupted run.
@@ -39,9 +41,10 @@ import (
 )
 
 // Claim is a tick a replica claimed; Finish records its outcome and lets
-// the job's next tick be claimed.
+// the job's next tick be claimed; Abandon gives it back unrun.
 type Claim interface {
 	Finish(ctx context.Context, outcome store.RunOutcome) error
+	Abandon(ctx context.Context) error
 }
 
 // Claimer claims the tick at of k for this replica. It returns an error
@@ -89,6 +92,13 @@ func (d *Daemon) fleetTick(ctx context.Context, e *entry) {
 		}
 		claim, err := d.opts.Claimer.Claim(ctx, k, at)
 		switch {
+		case err == nil && ctx.Err() != nil:
+			// Told to stop while claiming: another replica may still run it.
+			if err := claim.Abandon(ctx); err != nil {
+				log.Warn("give back the tick", zap.Error(err))
+			}
+			d.releaseSlot()
+			return
 		case err == nil:
 			outcome := d.run(ctx, k)
 			if err := claim.Finish(ctx, outcome); err != nil {
