@@ -5,6 +5,7 @@ package main_test
 // emulator process; one of them is killed (SIGKILL) during a run.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -426,5 +427,58 @@ func (e *env) settleFleetGrants() {
 	}
 	if n := len(emu); n != fleetTenants*fleetPeople*2 {
 		t.Errorf("%d generated people at the emulator, want %d", n, fleetTenants*fleetPeople*2)
+	}
+}
+
+// TestE2ERunShard runs `hrsync run --shard i/n`: a bad shard is a usage
+// error (exit 2) naming the flag, before the configuration is read; of two
+// shards, the one that holds the tenant runs it and says so in its JSON
+// summary, the other exits 0 saying it holds none.
+func TestE2ERunShard(t *testing.T) {
+	e := newEnv(t, configOptions{})
+	for _, bad := range []string{"3/2", "0/2", "1/0", "two"} {
+		res := e.mustRun(2, "run", "all", "--shard", bad)
+		if !strings.Contains(res.stderr, "--shard: shard \""+bad+"\"") {
+			t.Errorf("--shard %s: the error does not name the flag and value:\n%s", bad, res)
+		}
+	}
+	type summary struct {
+		Outcome  string   `json:"outcome"`
+		ExitCode int      `json:"exitCode"`
+		Message  string   `json:"message"`
+		Shard    string   `json:"shard"`
+		Tenants  []string `json:"tenants"`
+		Cycles   []struct {
+			Job    string `json:"job"`
+			Tenant string `json:"tenant"`
+		} `json:"cycles"`
+	}
+	owners := 0
+	for _, sh := range []string{"1/2", "2/2"} {
+		res := e.mustRun(0, "run", "orders", "--shard", sh, "-o", "json")
+		var s summary
+		if err := json.Unmarshal([]byte(res.stdout), &s); err != nil {
+			t.Fatalf("--shard %s: decode the summary: %v\n%s", sh, err, res)
+		}
+		if s.Shard != sh || s.Outcome != "ok" || s.ExitCode != 0 {
+			t.Errorf("--shard %s: summary %+v", sh, s)
+		}
+		switch len(s.Tenants) {
+		case 1:
+			owners++
+			if s.Tenants[0] != tenantName || len(s.Cycles) != 1 || s.Cycles[0].Tenant != tenantName || s.Cycles[0].Job != "orders" {
+				t.Errorf("--shard %s: tenants %v, cycles %+v; want %s's orders cycle", sh, s.Tenants, s.Cycles, tenantName)
+			}
+		case 0:
+			want := "ok: shard " + sh + " holds none of the tenants; nothing to run"
+			if s.Message != want || len(s.Cycles) != 0 || !strings.Contains(res.stderr, want) {
+				t.Errorf("--shard %s: message %q, cycles %+v; want %q on stdout and stderr\n%s", sh, s.Message, s.Cycles, want, res)
+			}
+		default:
+			t.Errorf("--shard %s: tenants %v", sh, s.Tenants)
+		}
+	}
+	if owners != 1 {
+		t.Errorf("%d of 2 shards ran the tenant, want exactly 1", owners)
 	}
 }
