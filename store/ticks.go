@@ -136,7 +136,7 @@ func (s *Store) Ticks(ctx context.Context, job Job, tenant string) ([]TickRecord
 		if err := rows.Scan(&at, &r.Replica, &claimed, &finished, &outcome); err != nil {
 			return nil, fmt.Errorf("read ticks: %w", err)
 		}
-		r.At, r.ClaimedAt, r.FinishedAt, r.Outcome = at.Time.UTC(), claimed.Time, finished.Time, RunOutcome(outcome)
+		r.At, r.ClaimedAt, r.FinishedAt, r.Outcome = at.UTC(), claimed.Time, finished.Time, RunOutcome(outcome)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -60,21 +60,8 @@ tenants:
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			e.t.Fatal(err)
 		}
-		fmt.Fprintf(&b, `  - name: %s
-    companyId: %s
-    collectionId: %s
-    source:
-      csv:
-        dir: %s
-        stableFor: 1ms
-    people:
-      batchSize: 25
-      concurrency: 2
-      defaultBalance: 25
-    schedules:
-      people: %q
-      orders: %q
-`, fleetTenant(i), e.company, e.coll, dir, everySecond, everySecond)
+		b.WriteString(csvTenantYAML(fleetTenant(i), e.company, e.coll, dir, 25, 2))
+		fmt.Fprintf(&b, "    schedules:\n      people: %q\n      orders: %q\n", everySecond, everySecond)
 	}
 	if err := os.WriteFile(e.config, []byte(b.String()), 0o600); err != nil {
 		e.t.Fatal(err)
