@@ -199,6 +199,8 @@ type logLine struct {
 	Msg     string `json:"msg"`
 	Time    string `json:"time"`
 	Job     string `json:"job"`
+	Tenant  string `json:"tenant"`
+	Tick    string `json:"tick"`
 	Outcome string `json:"outcome"`
 }
 
