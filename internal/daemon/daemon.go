@@ -5,9 +5,10 @@
 // zone. A job never overlaps itself: a tick that comes while the previous
 // run of the same job and tenant is still going is skipped, logged and
 // counted; across processes and replicas the store lock the job takes keeps
-// runs apart. With a Claimer (PostgreSQL state), the daemon is one replica
-// of a fleet: each tick is claimed by one replica, which runs it (fleet.go). A panic in a job is recovered by the runner and recorded as a
-// failed run; the daemon goes on.
+// runs apart. At most Options.MaxRuns runs go at once. With a Claimer
+// (PostgreSQL state), the daemon is one replica of a fleet: each tick is
+// claimed by one replica, which runs it (fleet.go). A panic in a job is
+// recovered by the runner and recorded as a failed run; the daemon goes on.
 //
 // When the context given to Run is cancelled (SIGTERM, SIGINT), the daemon
 // stops scheduling, cancels the runs in flight so that each one stops after
