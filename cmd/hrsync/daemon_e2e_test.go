@@ -67,11 +67,11 @@ func (e *env) scheduleDaemon(spec string) {
 	}
 }
 
-// startDaemon starts the daemon and waits for its listening line; the
-// daemon is killed when the test ends if it still runs.
-func (e *env) startDaemon() *daemonProc {
+// startDaemon starts the daemon, with extra flags, and waits for its
+// listening line; the daemon is killed when the test ends if it still runs.
+func (e *env) startDaemon(extra ...string) *daemonProc {
 	e.t.Helper()
-	cmd := e.command(context.Background(), "daemon", "--grace", "60s")
+	cmd := e.command(context.Background(), append([]string{"daemon", "--grace", "60s"}, extra...)...)
 	d := &daemonProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = d.stderr
 	out, err := cmd.StdoutPipe()
@@ -205,6 +205,8 @@ type logLine struct {
 	Msg     string `json:"msg"`
 	Time    string `json:"time"`
 	Job     string `json:"job"`
+	Tenant  string `json:"tenant"`
+	Tick    string `json:"tick"`
 	Outcome string `json:"outcome"`
 }
 
