@@ -93,8 +93,8 @@ func TestMetrics(t *testing.T) {
 		m := New()
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 3, CountGrantsApplied: 3, CountRejected: 2, "unchanged": 40})
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 1})
-		m.SetGrantsHeld("acme", 4)
-		m.SetGrantsHeld("acme", 2)
+		m.SetGrantsHeld("people", "acme", 4)
+		m.SetGrantsHeld("people", "acme", 2)
 		for _, c := range []struct {
 			name string
 			want float64
@@ -106,9 +106,9 @@ func TestMetrics(t *testing.T) {
 	})
 	t.Run("orders by status replaces the tenant's statuses", func(t *testing.T) {
 		m := New()
-		m.SetOrdersByStatus("acme", map[string]int{"Processing": 3, "Shipped": 1})
-		m.SetOrdersByStatus("beta", map[string]int{"Processing": 7})
-		m.SetOrdersByStatus("acme", map[string]int{"Shipped": 4})
+		m.SetOrdersByStatus("orders", "acme", map[string]int{"Processing": 3, "Shipped": 1})
+		m.SetOrdersByStatus("orders", "beta", map[string]int{"Processing": 7})
+		m.SetOrdersByStatus("orders", "acme", map[string]int{"Shipped": 4})
 		if _, ok := value(t, m, "hrsync_orders", map[string]string{"tenant": "acme", "status": "Processing"}); ok {
 			t.Error("a status absent from the new counts is still there")
 		}
@@ -164,7 +164,7 @@ func TestMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(body), `hrsync_people_created_total{tenant="acme"} 5`) {
+		if !strings.Contains(string(body), `hrsync_people_created_total{job="people",tenant="acme"} 5`) {
 			t.Errorf("/metrics lacks the people counter:\n%.2000s", body)
 		}
 		if !strings.Contains(string(body), "go_goroutines") {
