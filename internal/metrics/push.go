@@ -35,7 +35,8 @@ type PushOptions struct {
 	// URL is the Pushgateway's base address (http or https); it may carry
 	// user:password@ for basic auth, which never appears in an error.
 	URL string
-	// BearerToken, when not "", is sent as Authorization: Bearer.
+	// BearerToken, when not "", is sent as Authorization: Bearer (instead
+	// of the address's basic auth).
 	BearerToken string
 	// Timeout bounds the whole push, retries included (DefaultPushTimeout).
 	Timeout time.Duration
@@ -148,7 +149,11 @@ func (g *gateway) retry(ctx context.Context, fn func(ctx context.Context) error)
 	})
 }
 
-// authorize adds the credentials to a request.
+// basicAuth reports whether requests carry basic auth: the address had
+// credentials and no bearer token is set (a token wins).
+func (g *gateway) basicAuth() bool { return g.user != "" && g.opts.BearerToken == "" }
+
+// authorize adds the bearer token, if any, to a request's headers.
 func (g *gateway) authorize(h http.Header) {
 	if g.opts.BearerToken != "" {
 		h.Set("Authorization", "Bearer "+g.opts.BearerToken)
@@ -163,7 +168,7 @@ func (g *gateway) read(ctx context.Context) ([]*dto.MetricFamily, error) {
 	}
 	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
 	g.authorize(req.Header)
-	if g.user != "" {
+	if g.basicAuth() {
 		req.SetBasicAuth(g.user, g.password)
 	}
 	resp, err := g.opts.Client.Do(req)
@@ -188,7 +193,7 @@ func (g *gateway) push(ctx context.Context, grp Group, families []*dto.MetricFam
 	g.authorize(h)
 	p := push.New(g.base, grp.Job).Grouping("tenant", grp.Tenant).Client(g.opts.Client).Header(h).
 		Gatherer(prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return families, nil }))
-	if g.user != "" {
+	if g.basicAuth() {
 		p = p.BasicAuth(g.user, g.password)
 	}
 	if err := p.PushContext(ctx); err != nil {
