@@ -137,23 +137,9 @@ func (d *daemonProc) stop(t *testing.T) int {
 // name and whose labels include every one of labels ("k=v"); 0 when absent.
 func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // read below
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
-	}
+	body := d.body(t)
 	sum := 0.0
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(body) {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
@@ -175,6 +161,27 @@ func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64
 		sum += v
 	}
 	return sum
+}
+
+// body reads /metrics and fails the test unless it answers 200.
+func (d *daemonProc) body(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("scrape /metrics: %v", err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // read below
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
+	}
+	return string(body)
 }
 
 // get answers an endpoint's status code.
