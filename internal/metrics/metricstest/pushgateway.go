@@ -66,18 +66,23 @@ func Start(t testing.TB) *Pushgateway {
 	for range 3 { // the port may be taken between its choice and the start
 		port := freePort(t)
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(bin, "--web.listen-address="+addr) //nolint:gosec // the test's own binary and address
+		// Not tied to the test's context: Cleanup stops it after the test's
+		// context is done, and waits for it.
+		cmd := exec.CommandContext(context.WithoutCancel(t.Context()), bin, "--web.listen-address="+addr) //nolint:gosec // the test's own binary and address
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start the pushgateway: %v", err)
 		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
+		proc := &process{done: make(chan struct{})}
+		go func() {
+			proc.err = cmd.Wait()
+			close(proc.done)
+		}()
 		t.Cleanup(func() {
 			_ = cmd.Process.Kill()
-			<-done
+			<-proc.done
 		})
 		p := &Pushgateway{URL: "http://" + addr}
-		if err := p.waitReady(done); err == nil {
+		if err := p.waitReady(proc); err == nil {
 			return p
 		} else if !errors.Is(err, errExited) {
 			t.Fatalf("the pushgateway: %v", err)
@@ -89,13 +94,20 @@ func Start(t testing.TB) *Pushgateway {
 
 var errExited = errors.New("the pushgateway exited")
 
+// process is a started Pushgateway: done is closed when it has exited, with
+// err the way it ended.
+type process struct {
+	done chan struct{}
+	err  error
+}
+
 // waitReady waits until /-/ready answers 200, the process ends, or 20s pass.
-func (p *Pushgateway) waitReady(done <-chan error) error {
+func (p *Pushgateway) waitReady(proc *process) error {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-done:
-			return fmt.Errorf("%w: %v", errExited, err)
+		case <-proc.done:
+			return fmt.Errorf("%w: %w", errExited, proc.err)
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
