@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,7 +18,11 @@ func scrape(t *testing.T, m *Metrics) string {
 	t.Helper()
 	srv := httptest.NewServer(m.Handler())
 	defer srv.Close()
-	resp, err := srv.Client().Get(srv.URL) //nolint:noctx // a test server that answers at once
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,6 @@ package metrics
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -149,25 +146,11 @@ func TestMetrics(t *testing.T) {
 	t.Run("handler serves the exposition format", func(t *testing.T) {
 		m := New()
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 5})
-		srv := httptest.NewServer(m.Handler())
-		defer srv.Close()
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close() //nolint:errcheck // read below
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(body), `hrsync_people_created_total{job="people",tenant="acme"} 5`) {
+		body := scrape(t, m)
+		if !strings.Contains(body, `hrsync_people_created_total{job="people",tenant="acme"} 5`) {
 			t.Errorf("/metrics lacks the people counter:\n%.2000s", body)
 		}
-		if !strings.Contains(string(body), "go_goroutines") {
+		if !strings.Contains(body, "go_goroutines") {
 			t.Error("/metrics lacks the Go runtime collector")
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -165,7 +166,7 @@ func (p *Pushgateway) Value(t testing.TB, name string, labels map[string]string)
 			}
 			got[l.GetName()] = l.GetValue()
 		}
-		if !sameLabels(got, labels) {
+		if !maps.Equal(got, labels) {
 			continue
 		}
 		switch {
@@ -180,16 +181,4 @@ func (p *Pushgateway) Value(t testing.TB, name string, labels map[string]string)
 		}
 	}
 	return 0, false
-}
-
-func sameLabels(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
