@@ -208,6 +208,9 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	if m != nil {
+		a.watchGauges(m, tenants, j.st) // read once, when the run pushes
+	}
 	keys, err := cycleKeys(j.reg, tenants, jobList)
 	if err != nil {
 		return err

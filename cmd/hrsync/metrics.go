@@ -89,6 +89,20 @@ func waitingTimes(opts sources.DropFolderOptions) ([]time.Time, error) {
 	return times, nil
 }
 
+// tenantGaugesOf names the scrape-time gauges a job's pushed group carries:
+// what waits after its run, read when the run pushes.
+func tenantGaugesOf(job store.Job) []string {
+	switch job {
+	case store.JobPeople:
+		return []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}
+	case store.JobPersonalize:
+		return []string{metrics.NamePersonalizationsPending, metrics.NamePersonalizationsFailed}
+	case store.JobOrders:
+		return []string{metrics.NameOrdersNotPolled}
+	}
+	return nil
+}
+
 // pushMetrics pushes the metrics of the cycles a run made to the
 // Pushgateway of the configuration, one group per job and tenant; without
 // one it does nothing. A failed push is logged, never returned: it must not
@@ -100,7 +114,7 @@ func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []cycleE
 	}
 	groups := make([]metrics.Group, 0, len(ends))
 	for _, e := range ends {
-		groups = append(groups, metrics.Group{Job: string(e.key.Job), Tenant: e.key.Tenant})
+		groups = append(groups, metrics.Group{Job: string(e.key.Job), Tenant: e.key.Tenant, TenantGauges: tenantGaugesOf(e.key.Job)})
 	}
 	// Pushed even when the run was stopped by a signal: its outcome is what
 	// an alert wants to see.

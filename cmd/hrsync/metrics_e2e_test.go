@@ -115,6 +115,15 @@ func TestE2EPushgateway(t *testing.T) {
 		want(t, "hrsync_people_created_total", gwSeries("people"), 15)
 		want(t, "hrsync_rows_rejected_total", gwSeries("people"), 1)
 		want(t, "hrsync_run_duration_seconds", gwSeries("people"), 2)
+		// What waits after each job, read when the run pushed, in the job's group.
+		want(t, "hrsync_dropfolder_files_waiting", gwSeries("people"), 0)
+		want(t, "hrsync_dropfolder_oldest_file_age_seconds", gwSeries("people"), 0)
+		want(t, "hrsync_personalizations_pending", gwSeries("personalize"), 0)
+		want(t, "hrsync_personalizations_failed", gwSeries("personalize"), 0)
+		want(t, "hrsync_orders_not_polled", gwSeries("orders"), 0)
+		if _, ok := gw.Value(t, "hrsync_orders_not_polled", gwSeries("people")); ok {
+			t.Error("the orders gauge was pushed in the people group")
+		}
 		for _, job := range []string{"personalize", "orders"} {
 			if n := sumOf(t, "hrsync_runs_total", job); n != 1 {
 				t.Errorf("%s: %v runs pushed, want 1", job, n)

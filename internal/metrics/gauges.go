@@ -14,6 +14,15 @@ const (
 	SourceStore      = "store"      // the state: personalizations and orders
 )
 
+// Names of the gauges read at scrape time, for Group.TenantGauges.
+const (
+	NameFilesWaiting            = Namespace + "_dropfolder_files_waiting"
+	NameOldestFileAge           = Namespace + "_dropfolder_oldest_file_age_seconds"
+	NamePersonalizationsPending = Namespace + "_personalizations_pending"
+	NamePersonalizationsFailed  = Namespace + "_personalizations_failed"
+	NameOrdersNotPolled         = Namespace + "_orders_not_polled"
+)
+
 // DefaultBacklogTimeout bounds the store queries of one scrape.
 const DefaultBacklogTimeout = 5 * time.Second
 
@@ -55,10 +64,10 @@ func (m *Metrics) WatchFolders(folders []Folder, onError ErrorFunc) {
 		folders: folders,
 		now:     time.Now,
 		errs:    newErrorLatch(m.collectErrors, SourceDropFolder, onError),
-		waiting: prometheus.NewDesc(Namespace+"_dropfolder_files_waiting",
+		waiting: prometheus.NewDesc(NameFilesWaiting,
 			"Files waiting in the tenant's drop folder (matching its pattern; hidden and partial files left out), read at scrape time.",
 			[]string{"tenant"}, nil),
-		oldest: prometheus.NewDesc(Namespace+"_dropfolder_oldest_file_age_seconds",
+		oldest: prometheus.NewDesc(NameOldestFileAge,
 			"Age (from its modification time) of the oldest file waiting in the tenant's drop folder; 0 when none waits.",
 			[]string{"tenant"}, nil),
 	})
@@ -74,14 +83,14 @@ func (m *Metrics) WatchBacklog(tenants []string, read BacklogFunc, timeout time.
 		timeout = DefaultBacklogTimeout
 	}
 	desc := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc(Namespace+"_"+name, help, []string{"tenant"}, nil)
+		return prometheus.NewDesc(name, help, []string{"tenant"}, nil)
 	}
 	m.reg.MustRegister(&backlogCollector{
 		tenants: tenants, read: read, timeout: timeout,
 		errs:    newErrorLatch(m.collectErrors, SourceStore, onError),
-		pending: desc("personalizations_pending", "Personalizations waiting for the platform or for a retry (states pending and retry), read from the store at scrape time."),
-		failed:  desc("personalizations_failed", "Personalizations hrsync gave up on (states failed and error): they wait for an operator or for new source fields."),
-		notPolled: desc("orders_not_polled",
+		pending: desc(NamePersonalizationsPending, "Personalizations waiting for the platform or for a retry (states pending and retry), read from the store at scrape time."),
+		failed:  desc(NamePersonalizationsFailed, "Personalizations hrsync gave up on (states failed and error): they wait for an operator or for new source fields."),
+		notPolled: desc(NameOrdersNotPolled,
 			"Orders not final whose status is no longer polled (older than tenants[].orders.stopPollingAfter), read from the store at scrape time."),
 	})
 }

@@ -24,8 +24,8 @@ const buildInfoName = Namespace + "_build_info"
 // the grouping labels (the Pushgateway adds them back). fromGateway says the
 // families were read from the Pushgateway, where each series of the group
 // carries the grouping labels and instance=""; from the run's registry, the
-// series of the group are those labelled with its job and tenant, plus
-// hrsync_build_info.
+// series of the group are those labelled with its job and tenant,
+// hrsync_build_info, and the tenant's series of the group's TenantGauges.
 func groupFamilies(families []*dto.MetricFamily, grp Group, fromGateway bool) []*dto.MetricFamily {
 	var out []*dto.MetricFamily
 	for _, f := range families {
@@ -39,10 +39,15 @@ func groupFamilies(families []*dto.MetricFamily, grp Group, fromGateway bool) []
 				labels[l.GetName()] = l.GetValue()
 			}
 			inGroup := labels[labelJob] == grp.Job && labels[labelTenant] == grp.Tenant
-			if fromGateway {
+			_, hasJob := labels[labelJob]
+			switch {
+			case fromGateway:
 				inGroup = inGroup && labels[labelInstance] == ""
-			} else if _, hasJob := labels[labelJob]; !hasJob && f.GetName() == buildInfoName {
+			case hasJob:
+			case f.GetName() == buildInfoName:
 				inGroup = true
+			case slices.Contains(grp.TenantGauges, f.GetName()):
+				inGroup = labels[labelTenant] == grp.Tenant
 			}
 			if inGroup {
 				picked = append(picked, withoutGroupLabels(m))

@@ -52,6 +52,10 @@ type PushOptions struct {
 type Group struct {
 	Job    string
 	Tenant string
+	// TenantGauges name the scrape-time gauges (labelled by tenant only,
+	// such as NameFilesWaiting) whose series of the tenant the group
+	// carries too.
+	TenantGauges []string
 }
 
 // gateway is a Pushgateway with its credentials kept out of its address.

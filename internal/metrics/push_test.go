@@ -84,6 +84,26 @@ func TestPushCarriesCountersAcrossRuns(t *testing.T) {
 	want("hrsync_people_created_total", group, 5)
 	want("hrsync_last_success_timestamp_seconds", group, float64(t3.Unix()))
 	want("hrsync_run_duration_seconds", group, 3)
+
+	// A run that carries the drop folder's gauges in its group.
+	m := oneRun("ok", 0, t3)
+	twoHoursAgo := time.Now().Add(-2 * time.Hour)
+	m.WatchFolders([]metrics.Folder{
+		{Tenant: "acme", Waiting: func() ([]time.Time, error) { return []time.Time{twoHoursAgo}, nil }},
+		{Tenant: "beta", Waiting: func() ([]time.Time, error) { return nil, nil }},
+	}, nil)
+	err := m.Push(t.Context(), opts, []metrics.Group{{Job: "people", Tenant: "acme",
+		TenantGauges: []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}}})
+	if err != nil {
+		t.Fatalf("fourth push: %v", err)
+	}
+	want(metrics.NameFilesWaiting, group, 1)
+	if v, ok := gw.Value(t, metrics.NameOldestFileAge, group); !ok || v < 7200 || v > 7200+600 {
+		t.Errorf("oldest file age = %v (present %v), want two hours", v, ok)
+	}
+	if _, ok := gw.Value(t, metrics.NameFilesWaiting, map[string]string{"job": "people", "tenant": "beta"}); ok {
+		t.Error("another tenant's gauge was pushed in acme's group")
+	}
 }
 
 // goVersion is the goversion label the pushed build info carries.
