@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"time"
+
+	"hrsync/model"
 )
 
 // Backlog is what waits in the state for one tenant, as the daemon's
@@ -34,4 +38,56 @@ func (s *Store) Backlog(ctx context.Context, tenant string) (Backlog, error) {
 		return Backlog{}, fmt.Errorf("count the backlog of %s: %w", tenant, err)
 	}
 	return b, nil
+}
+
+// JobTenant names one job of one tenant.
+type JobTenant struct {
+	Job    Job
+	Tenant string
+}
+
+// LastSuccesses returns when the last run of each job and tenant that ended
+// ok or attention (not a dry run) finished, in one query; a restarted
+// daemon starts its time of the last success from them.
+func (s *Store) LastSuccesses(ctx context.Context) (map[JobTenant]time.Time, error) {
+	out := map[JobTenant]time.Time{}
+	err := queryEach(ctx, s.r, `SELECT job, tenant, MAX(finished_at) FROM runs
+		WHERE outcome IN (?, ?) AND dry_run = ? AND finished_at IS NOT NULL GROUP BY job, tenant`,
+		[]any{OutcomeOK, OutcomeAttention, false}, func(r *sql.Rows) error {
+			var (
+				k  JobTenant
+				at dbTime
+			)
+			if err := r.Scan(&k.Job, &k.Tenant, &at); err != nil {
+				return err
+			}
+			out[k] = at.Time
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("last successful runs: %w", err)
+	}
+	return out, nil
+}
+
+// HeldGrantCounts counts each tenant's grants held for an operator (states
+// unknown and pending), in one query; tenants with none are absent.
+func (s *Store) HeldGrantCounts(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	err := queryEach(ctx, s.r, `SELECT tenant, COUNT(*) FROM grants WHERE state IN (?, ?) GROUP BY tenant`,
+		[]any{model.GrantUnknown, model.GrantPending}, func(r *sql.Rows) error {
+			var (
+				tenant string
+				n      int
+			)
+			if err := r.Scan(&tenant, &n); err != nil {
+				return err
+			}
+			out[tenant] = n
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("count held grants: %w", err)
+	}
+	return out, nil
 }

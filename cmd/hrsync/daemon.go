@@ -53,6 +53,7 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	a.seedMetrics(ctx, m, j.st, tenants)
 	a.watchGauges(m, tenants, j.st)
 	schedules := daemonSchedules(a.log, tenants, j.reg)
 	if len(schedules) == 0 {

@@ -209,6 +209,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
 	if m != nil {
+		a.seedMetrics(ctx, m, j.st, tenants)
 		a.watchGauges(m, tenants, j.st) // read once, when the run pushes
 	}
 	keys, err := cycleKeys(j.reg, tenants, jobList)

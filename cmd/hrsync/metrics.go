@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -34,6 +35,38 @@ func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 	}
 	m.Init(version, known)
 	return m
+}
+
+// seedTimeout bounds the reads of seedMetrics.
+const seedTimeout = 10 * time.Second
+
+// seedMetrics starts the time of the last success of each job and tenant,
+// and the grants held of each tenant, from the store: a restarted daemon
+// (or a run whose Pushgateway lost its groups) shows them before its first
+// run, so that an alert on an old success or on held grants does not go
+// blind at a restart. A store that cannot be read is logged; the series
+// then wait for the first run.
+func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Store, tenants []config.Tenant) {
+	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
+	defer cancel()
+	names := tenantNames(tenants)
+	last, err := st.LastSuccesses(ctx)
+	if err != nil {
+		a.log.Warn("the time of the last success is not read from the store; it shows after the next success", zap.Error(err))
+	}
+	for k, at := range last {
+		if slices.Contains(names, k.Tenant) && slices.Contains(allJobs(), k.Job) {
+			m.SetLastSuccess(string(k.Job), k.Tenant, at)
+		}
+	}
+	held, err := st.HeldGrantCounts(ctx)
+	if err != nil {
+		a.log.Warn("the grants held are not read from the store; they show after the next people run", zap.Error(err))
+		return
+	}
+	for _, t := range names {
+		m.SetGrantsHeld(string(store.JobPeople), t, held[t])
+	}
 }
 
 // tenantNames lists the tenants' names.

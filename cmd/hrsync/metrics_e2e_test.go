@@ -181,6 +181,7 @@ func goVersionOf(t *testing.T, gw *metricstest.Pushgateway) string {
 func TestE2EDaemonMetricsFromTheFirstScrape(t *testing.T) {
 	t.Parallel()
 	e := newPersonalizeEnv(t)
+	before := time.Now()
 	// Four new hires whose personalization fails on every call: each waits
 	// for a retry (pending).
 	e.dropFile("hires.csv", csvExport(newHires(4)))
@@ -252,6 +253,20 @@ func TestE2EDaemonMetricsFromTheFirstScrape(t *testing.T) {
 		if v := scrape(t, "hrsync_runs_total"); v != 0 {
 			t.Errorf("runs counted before any tick: %v", v)
 		}
+	})
+	step(t, "the time of the last success comes from the store", func(t *testing.T) {
+		// people ended ok and personalize attention before the daemon
+		// started; orders never ran.
+		for _, job := range []string{"people", "personalize"} {
+			v := scrape(t, "hrsync_last_success_timestamp_seconds", "job="+job, "tenant="+tenantName)
+			if v < float64(before.Unix()) || v > float64(time.Now().Unix()+1) {
+				t.Errorf("%s: last success = %v, want the time of the run before the daemon started", job, v)
+			}
+		}
+		if strings.Contains(d.body(t), `hrsync_last_success_timestamp_seconds{job="orders"`) {
+			t.Error("a job that never succeeded has a time of the last success")
+		}
+		has(t, "hrsync_grants_held", "job=people", "tenant="+tenantName)
 	})
 	step(t, "the files waiting, before any tick", func(t *testing.T) {
 		if v := scrape(t, "hrsync_dropfolder_files_waiting", "tenant="+tenantName); v != 2 {

@@ -224,6 +224,12 @@ func (m *Metrics) RunFinished(job, tenant, outcome string, took time.Duration, a
 	}
 }
 
+// SetLastSuccess sets the time of the last success of job and tenant,
+// read from the store when the process starts.
+func (m *Metrics) SetLastSuccess(job, tenant string, at time.Time) {
+	m.lastSuccess.WithLabelValues(job, tenant).Set(float64(at.UnixNano()) / 1e9)
+}
+
 // RunSkipped counts a scheduled run skipped because the previous one was
 // still going.
 func (m *Metrics) RunSkipped(job, tenant string) {
