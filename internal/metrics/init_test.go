@@ -64,6 +64,12 @@ func TestInitCreatesEverySeriesAtZero(t *testing.T) {
 			}
 		}
 	}
+	for _, name := range []string{"hrsync_api_retries_total", "hrsync_api_rate_limit_waits_total",
+		"hrsync_api_rate_limit_wait_seconds_total", "hrsync_api_call_duration_seconds_count"} {
+		if line := name + `{endpoint="createPeople"} 0`; !strings.Contains(body, line+"\n") {
+			t.Errorf("no %s", line)
+		}
+	}
 	if !strings.Contains(body, `hrsync_build_info{goversion="go`) || !strings.Contains(body, `version="v9.9.9"} 1`) {
 		t.Errorf("no build info:\n%s", grep(body, "build_info"))
 	}

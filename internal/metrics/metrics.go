@@ -155,9 +155,11 @@ type Known struct {
 // Init sets hrsync_build_info for version and creates every series of the
 // known jobs, tenants and outcomes at zero: runs by outcome, the last
 // outcome, durations, runs in progress, skipped and panicked runs, people
-// created, grants applied and held, rows rejected, and the collection
-// errors of each tenant. The time of the last success is not created: 0
-// would read as a success in 1970.
+// created, grants applied and held, rows rejected, the collection errors
+// of each tenant, and the API's durations, retries and rate-limit waits of
+// each endpoint (api_calls_total, by status, appears with its first call).
+// The time of the last success is not created: 0 would read as a success in
+// 1970.
 func (m *Metrics) Init(version string, known Known) {
 	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	m.mu.Lock()
@@ -167,6 +169,13 @@ func (m *Metrics) Init(version string, known Known) {
 		}
 	}
 	m.mu.Unlock()
+	for _, op := range apiclient.Operations() {
+		endpoint := string(op)
+		m.apiDuration.WithLabelValues(endpoint)
+		m.apiRetries.WithLabelValues(endpoint)
+		m.rateWaits.WithLabelValues(endpoint)
+		m.rateWaitSecs.WithLabelValues(endpoint)
+	}
 	for _, tenant := range known.Tenants {
 		for _, source := range []string{SourceDropFolder, SourceStore} {
 			m.collectErrors.WithLabelValues(source, tenant)
