@@ -36,6 +36,12 @@ const (
 	OutcomeLocked    RunOutcome = "locked"    // another run held the lock
 )
 
+// FinishedOutcomes lists the outcomes a finished run may have (all but
+// running), from best to worst.
+func FinishedOutcomes() []RunOutcome {
+	return []RunOutcome{OutcomeOK, OutcomeAttention, OutcomeLocked, OutcomeSafeguard, OutcomeFailed}
+}
+
 // SourceOutcome is what became of a source file.
 type SourceOutcome string
 

@@ -12,7 +12,6 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/daemon"
-	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/store"
 )
@@ -55,12 +54,14 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 	if err != nil {
 		return err
 	}
-	m := metrics.New()
+	m := newMetrics(tenants)
 	j, err := a.newJobs(ctx, tenants, m, jobOptions{})
 	if err != nil {
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	a.seedMetrics(ctx, m, j.st, tenants)
+	a.watchGauges(m, tenants, j.st)
 	schedules := daemonSchedules(a.log, tenants, j.reg)
 	if len(schedules) == 0 {
 		return withCode(exitUsage, errors.New("no job is scheduled: set tenants[].schedules"))

@@ -162,7 +162,8 @@ func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64
 	return sum
 }
 
-// metricsText reads /metrics in the exposition format.
+// metricsText reads /metrics in the exposition format and fails the test
+// unless it answers 200.
 func (d *daemonProc) metricsText(t *testing.T) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

@@ -181,7 +181,7 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 
 // runCycle runs one cycle of each job for each tenant through the runner,
 // the same code path as the daemon's scheduled callback, prints the
-// reports, writes the last line (the worst outcome, its cause and the next
+// reports, pushes the metrics when metrics.pushgateway is set, writes the last line (the worst outcome, its cause and the next
 // step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
 func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, opts jobOptions) error {
@@ -211,11 +211,19 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 	if asJSON {
 		opts.out = nil // one JSON document at the end instead
 	}
-	j, err := a.newJobs(ctx, tenants, nil, opts)
+	var m *metrics.Metrics
+	if a.cfg.Metrics.Pushgateway.Value() != "" {
+		m = newMetrics(tenants)
+	}
+	j, err := a.newJobs(ctx, tenants, m, opts)
 	if err != nil {
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	if m != nil {
+		a.seedMetrics(ctx, m, j.st, tenants)
+		a.watchGauges(m, tenants, j.st) // read once, when the run pushes
+	}
 	keys, err := cycleKeys(j.reg, tenants, jobList)
 	if err != nil {
 		return err
@@ -228,6 +236,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 			break
 		}
 	}
+	a.pushMetrics(ctx, m, ends)
 	outcome, line := lastLine(ends)
 	code := outcomeCode(outcome)
 	if asJSON {

@@ -19,18 +19,6 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// metricsOfOtherBranches are the metrics of issue 14 that other branches
-// add; until they are merged, this test fails on them, naming the branch.
-var metricsOfOtherBranches = map[string]string{
-	"hrsync_build_info":                         "i14-metrics",
-	"hrsync_last_outcome":                       "i14-metrics",
-	"hrsync_dropfolder_files_waiting":           "i14-metrics",
-	"hrsync_dropfolder_oldest_file_age_seconds": "i14-metrics",
-	"hrsync_personalizations_pending":           "i14-metrics",
-	"hrsync_personalizations_failed":            "i14-metrics",
-	"hrsync_orders_not_polled":                  "i14-metrics",
-}
-
 var (
 	// quoted matches a PromQL string literal (label values, regexps).
 	quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
@@ -174,10 +162,7 @@ func TestE2EMonitoringQueriesMatchTheDaemon(t *testing.T) {
 		t.Fatalf("the daemon did not create the 20 people:\n%s", d.stderr)
 	}
 	e.emu.placeOrder(t, e.coll, staff[0].id, time.Now().Add(-time.Hour), placeLine{ProductID: notebookProduct})
-	// Wait for this branch's metrics; those of other branches are reported below.
-	waitFor(90*time.Second, func() bool {
-		return !slices.ContainsFunc(missing(names, d.exposedNames(t)), func(n string) bool { return metricsOfOtherBranches[n] == "" })
-	})
+	waitFor(90*time.Second, func() bool { return len(missing(names, d.exposedNames(t))) == 0 })
 	exposed := d.exposedNames(t)
 	for _, n := range missing(names, exposed) {
 		where := "the rules and the dashboard query"
@@ -186,10 +171,6 @@ func TestE2EMonitoringQueriesMatchTheDaemon(t *testing.T) {
 			where = "the rules query"
 		case !slices.Contains(rules, n):
 			where = "the dashboard queries"
-		}
-		if branch := metricsOfOtherBranches[n]; branch != "" {
-			t.Errorf("%s %s, which the daemon does not expose: it comes with branch %s of issue 14", where, n, branch)
-			continue
 		}
 		t.Errorf("%s %s, which the daemon does not expose", where, n)
 	}

@@ -39,15 +39,6 @@ func shardTenants(sh shard.Shard, tenants []config.Tenant) []config.Tenant {
 	return out
 }
 
-// tenantNames lists the tenants' names (never nil, for JSON).
-func tenantNames(tenants []config.Tenant) []string {
-	out := make([]string, 0, len(tenants))
-	for _, t := range tenants {
-		out = append(out, t.Name)
-	}
-	return out
-}
-
 // emptyShard ends a run whose shard holds no tenant: exit 0, with a last
 // line that says so.
 func emptyShard(ctx context.Context, cmd *cobra.Command, sh shard.Shard, asJSON bool) error {
