@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/config"
+	"hrsync/sources"
 	"hrsync/sources/dropfolder"
 	"hrsync/store"
 	"hrsync/sync/people"
@@ -58,6 +59,10 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 	if t.Source.CSV == nil {
 		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s reads a SQL query, not a drop folder", t.Name))
 	}
+	if typ := t.Source.CSV.WithDefaults().Type; typ != sources.DropLocal {
+		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s has a drop folder of type %s: --file takes exports back from a local folder only; "+
+			"copy failed/NAME back into the %s folder and run with --override-safeguards", t.Name, typ, typ))
+	}
 	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
@@ -78,7 +83,7 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 	if r == nil || r.tenant != t.Name || t.Source.CSV == nil {
 		feed, err := a.feed(t, nil)
-		if err != nil || t.Source.CSV == nil {
+		if err != nil || t.Source.CSV == nil || t.Source.CSV.WithDefaults().Type != sources.DropLocal {
 			return feed, err
 		}
 		return checkedFolderFeed(t.Source.CSV.Dir, feed), nil
@@ -95,7 +100,7 @@ func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 		}
 		a.log.Info("export taken back from failed/ for this run only",
 			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", f.Name))
-		return []people.Export{folderExport(ctx, folder, f, opts)}, nil
+		return []people.Export{folder.Export(ctx, f, opts)}, nil
 	}, nil
 }
 

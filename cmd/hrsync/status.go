@@ -152,7 +152,7 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 			return nil, err
 		}
 		stt := statusTenant{Name: t.Name, HeldGrants: len(held)}
-		if t.Source.CSV != nil {
+		if t.Source.CSV != nil && t.Source.CSV.WithDefaults().Type == sources.DropLocal {
 			files, err := folderFiles(t.Source.CSV.DropFolderOptions)
 			if err != nil {
 				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)

@@ -36,7 +36,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,10 +44,10 @@ import (
 
 // Names of the archive subfolders and of marker and report suffixes.
 const (
-	ProcessedDir = "processed"
-	FailedDir    = "failed"
-	MarkerSuffix = ".done"
-	ReportSuffix = ".report.json"
+	ProcessedDir = sources.ProcessedDir
+	FailedDir    = sources.FailedDir
+	MarkerSuffix = sources.MarkerSuffix
+	ReportSuffix = sources.ReportSuffix
 )
 
 // Outcome says where Archive puts a file.
@@ -126,20 +125,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Ignored reports whether a name is never an export: hidden files, partial
-// uploads (*.tmp, *.part, Office's ~$ lock files), markers and reports.
-func Ignored(name string) bool {
-	lower := strings.ToLower(name)
-	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "~$") {
-		return true
-	}
-	for _, suffix := range []string{".tmp", ".part", MarkerSuffix, ReportSuffix} {
-		if strings.HasSuffix(lower, suffix) {
-			return true
-		}
-	}
-	return false
-}
+// Ignored reports whether a name is never an export (sources.Ignored).
+func Ignored(name string) bool { return sources.Ignored(name) }
+
+// DisplayName is a file name as every output prints it (sources.DisplayName).
+func DisplayName(name string) string { return sources.DisplayName(name) }
+
+// RawName is the file name a DisplayName stands for (sources.RawName).
+func RawName(display string) string { return sources.RawName(display) }
 
 // candidates lists the entries that match the pattern and are not ignored,
 // oldest first (then by name), with their size and mtime (of the entry
@@ -533,26 +526,9 @@ func (f *Folder) keptStill(dest string, file File) error {
 	}
 }
 
-// archiveName is the name for the given attempt: the file's own name
-// first, then with a time and hash suffix, then with a counter as well.
+// archiveName is the name for the given attempt (sources.ArchiveName).
 func (f *Folder) archiveName(file File, attempt int) string {
-	if attempt == 0 {
-		return file.Name
-	}
-	ext := filepath.Ext(file.Name)
-	stem := strings.TrimSuffix(file.Name, ext)
-	hash := file.SHA256
-	if len(hash) > 8 {
-		hash = hash[:8]
-	}
-	suffix := f.now().UTC().Format("20060102T150405Z")
-	if hash != "" {
-		suffix += "-" + hash
-	}
-	if attempt > 1 {
-		suffix += "-" + strconv.Itoa(attempt)
-	}
-	return stem + "." + suffix + ext
+	return sources.ArchiveName(file.Name, file.SHA256, f.now(), attempt)
 }
 
 func exists(path string) bool {
