@@ -92,7 +92,9 @@ func read(t *testing.T, x sources.Export) (sourcestest.Result, error) {
 	return r, err
 }
 
-func stable() sources.DropFolderOptions { return sources.DropFolderOptions{StableFor: time.Millisecond} }
+func stable() sources.DropFolderOptions {
+	return sources.DropFolderOptions{StableFor: time.Millisecond}
+}
 
 func readAndArchive(t *testing.T, h Harness) {
 	folder := h.Open(t, stable(), CSV())
