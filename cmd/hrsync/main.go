@@ -13,6 +13,7 @@ import (
 
 	// The drop-folder backends register themselves (sources.RegisterDropFolder).
 	_ "hrsync/sources/dropfolder"
+	_ "hrsync/sources/s3drop"
 	_ "hrsync/sources/sftpdrop"
 )
 
