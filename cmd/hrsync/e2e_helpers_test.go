@@ -130,6 +130,10 @@ type configOptions struct {
 	maxAttempts int
 	// store is storeSQLite (the default when empty) or storePostgres.
 	store string
+	// dropFolder, when set, gives the keys of the tenant's drop folder
+	// (under source.csv, without indent) in place of "dir: <e.drop>";
+	// it may start a server and point e.drop at the folder it serves.
+	dropFolder func(e *env) []string
 }
 
 // postgresURL returns the test server's URL, failing the test when unset.
@@ -217,6 +221,10 @@ func newEnv(t *testing.T, opts configOptions) *env {
 	if opts.maxAttempts == 0 {
 		opts.maxAttempts = 3
 	}
+	drop := "dir: " + e.drop
+	if opts.dropFolder != nil {
+		drop = strings.Join(opts.dropFolder(e), "\n        ")
+	}
 	e.config = filepath.Join(e.dir, "hrsync.yaml")
 	cfg := fmt.Sprintf(`store:
 %s
@@ -236,14 +244,14 @@ tenants:
     collectionId: %s
     source:
       csv:
-        dir: %s
+        %s
         stableFor: 1ms
     people:
       batchSize: %d
       concurrency: %d
       defaultBalance: 25
 `, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
-		tenantName, e.company, e.coll, e.drop, opts.batchSize, opts.concurrency)
+		tenantName, e.company, e.coll, drop, opts.batchSize, opts.concurrency)
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

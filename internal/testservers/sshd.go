@@ -41,6 +41,9 @@ type SSHD struct {
 	// known_hosts file holding the server's host key.
 	PrivateKeyFile string
 	KnownHostsFile string
+	// HostKey is the server's public host key, for a known_hosts line of
+	// another address (a proxy in front of it).
+	HostKey ssh.PublicKey
 	// OtherKnownHostsFile holds another host key for the same address: a
 	// client trusting it must refuse the server.
 	OtherKnownHostsFile string
@@ -76,6 +79,7 @@ func StartSSHD(t testing.TB) *SSHD {
 	clientPub := writeKey(t, filepath.Join(dir, "client_key"))
 	otherPub := writeKey(t, filepath.Join(dir, "other_host_key"))
 	s.PrivateKeyFile = filepath.Join(dir, "client_key")
+	s.HostKey = hostPub
 	writeFile(t, filepath.Join(dir, "authorized_keys"), ssh.MarshalAuthorizedKey(clientPub))
 	addr := knownhosts.Normalize(net.JoinHostPort(s.Host, strconv.Itoa(s.Port)))
 	s.KnownHostsFile = filepath.Join(dir, "known_hosts")

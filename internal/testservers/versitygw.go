@@ -62,7 +62,7 @@ func StartVersityGW(t testing.TB) *S3 {
 // Start starts the server (again, after Stop) on its port over its folder.
 func (s *S3) Start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", s.addr, "--quiet", "posix", s.Root)
+	s.cmd = exec.Command(s.bin, "--port", s.addr, "--quiet", "posix", "--file-perms", "0600", "--dir-perms", "0700", s.Root)
 	// The credentials go by the environment, not the command line.
 	s.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
 	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr

@@ -1,0 +1,303 @@
+package main_test
+
+// Drop folders on a server (issue 13), end to end through the binary: an
+// SFTP folder served by OpenSSH's sshd and an S3 prefix served by
+// versitygw, both started by the test, both reached through a loopback
+// proxy that can cut the connection mid-download. Drop, process, archive
+// with the report; the connection dropping mid-download, the server
+// restarting between the read and the archive, the export replaced while
+// it is downloaded: nothing lost, nothing processed twice, no grant twice.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"hrsync/internal/testservers"
+)
+
+// remoteDrop is a drop folder on a server, behind a proxy.
+type remoteDrop struct {
+	name  string
+	proxy *testservers.Proxy
+	// put drops a file through the server's own protocol (an upload).
+	put func(t *testing.T, name string, content []byte)
+	// restart stops the server and starts it again.
+	restart func(t *testing.T)
+}
+
+// remoteBackends are the servers under test, each set up for an env.
+var remoteBackends = []struct {
+	name  string
+	setup func(t *testing.T, rd *remoteDrop) func(e *env) []string
+}{
+	{"sftp", sftpDrop},
+	{"s3", s3Drop},
+}
+
+// sftpDrop serves e.drop over SFTP from sshd, behind a proxy.
+func sftpDrop(t *testing.T, rd *remoteDrop) func(e *env) []string {
+	return func(e *env) []string {
+		srv := testservers.StartSSHD(t)
+		rd.proxy = testservers.StartProxy(t, net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)))
+		known := filepath.Join(e.dir, "known_hosts")
+		line := knownhosts.Line([]string{knownhosts.Normalize(rd.proxy.Addr)}, srv.HostKey)
+		if err := os.WriteFile(known, []byte(line+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		drop := e.drop
+		rd.put = func(t *testing.T, name string, content []byte) {
+			p := filepath.Join(drop, name)
+			if err := os.WriteFile(p+".part", content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(p+".part", p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
+		return []string{
+			"type: sftp",
+			"sftp:",
+			"  host: 127.0.0.1",
+			fmt.Sprintf("  port: %d", rd.proxy.Port()),
+			"  user: " + srv.User,
+			"  dir: " + e.drop,
+			"  privateKeyFile: " + srv.PrivateKeyFile,
+			"  knownHostsFile: " + known,
+		}
+	}
+}
+
+// s3Drop serves a prefix of a bucket from versitygw, behind a proxy; e.drop
+// becomes the folder versitygw keeps the prefix in, so that the tests look
+// at the archived files as they do for a local folder.
+func s3Drop(t *testing.T, rd *remoteDrop) func(e *env) []string {
+	return func(e *env) []string {
+		srv := testservers.StartVersityGW(t)
+		srv.Bucket(t, "hr-drop")
+		rd.proxy = testservers.StartProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"))
+		e.drop = filepath.Join(srv.Root, "hr-drop", "acme")
+		for kind, v := range map[string]string{"access": srv.AccessKey, "secret": srv.SecretKey} {
+			if err := os.WriteFile(filepath.Join(e.dir, kind), []byte(v+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		client := srv.Client(t)
+		rd.put = func(t *testing.T, name string, content []byte) {
+			_, err := client.PutObject(context.Background(), "hr-drop", "acme/"+name, bytes.NewReader(content), int64(len(content)), minio.PutObjectOptions{})
+			if err != nil {
+				t.Fatalf("upload %s: %v", name, err)
+			}
+		}
+		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
+		return []string{
+			"type: s3",
+			"s3:",
+			"  endpoint: http://" + rd.proxy.Addr,
+			"  bucket: hr-drop",
+			"  prefix: acme/",
+			"  accessKeyFile: " + filepath.Join(e.dir, "access"),
+			"  secretKeyFile: " + filepath.Join(e.dir, "secret"),
+		}
+	}
+}
+
+// newRemoteEnv is an env whose drop folder is on the backend's server.
+func newRemoteEnv(t *testing.T, setup func(*testing.T, *remoteDrop) func(*env) []string) (*env, *remoteDrop) {
+	rd := &remoteDrop{}
+	e := newEnv(t, configOptions{dropFolder: setup(t, rd)})
+	return e, rd
+}
+
+// paddedExport is an export of people with a wide notes column, so that a
+// download is long enough to be cut in its middle.
+func paddedExport(people []person) []byte {
+	lines := strings.Split(strings.TrimSuffix(string(csvExport(people)), "\n"), "\n")
+	pad := strings.Repeat("x", 2000)
+	lines[0] += ",notes"
+	for i := 1; i < len(lines); i++ {
+		lines[i] += "," + pad
+	}
+	return []byte(strings.Join(lines, "\n") + "\n")
+}
+
+// wantPeopleOnce checks that the platform holds exactly rows, each with
+// its balance granted once.
+func wantPeopleOnce(t *testing.T, e *env, rows []person) {
+	t.Helper()
+	people := byExternalID(t, e.emu.people(t, e.company))
+	if len(people) != len(rows) {
+		t.Fatalf("people at the platform: %d, want %d", len(people), len(rows))
+	}
+	for _, p := range rows {
+		got, ok := people[p.id]
+		if !ok {
+			t.Errorf("%s is not at the platform", p.id)
+			continue
+		}
+		if got.Balance != p.wantBalance() || len(got.Grants) != 1 {
+			t.Errorf("%s: balance %g in %d grants, want %g once", p.id, got.Balance, len(got.Grants), p.wantBalance())
+		}
+	}
+}
+
+// TestE2ERemoteDropFolder: an export uploaded to the server is processed
+// and archived in processed/ with its JSON report; a second export of the
+// same content is a duplicate; exactly the people of the export exist.
+func TestE2ERemoteDropFolder(t *testing.T) {
+	t.Parallel()
+	for _, b := range remoteBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e, rd := newRemoteEnv(t, b.setup)
+			rows := genPeople(0, 5)
+			rd.put(t, "employees.csv", csvExport(rows))
+			rd.put(t, "notes.txt", []byte("not an export"))
+			e.mustRun(0, "run", "people")
+			if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+				t.Fatalf("processed/ holds %v", got)
+			}
+			rep := e.report("processed", "employees.csv")
+			if rep.Outcome != "ok" || rep.Counts["created"] != 5 {
+				t.Errorf("report: outcome %s counts %v, want ok with 5 created", rep.Outcome, rep.Counts)
+			}
+			wantPeopleOnce(t, e, rows)
+
+			// The same content dropped again is recognised by its hash.
+			rd.put(t, "employees-again.csv", csvExport(rows))
+			e.mustRun(0, "run", "people")
+			if again := e.report("processed", "employees-again.csv"); !again.Duplicate {
+				t.Errorf("the same content dropped again is not a duplicate: %+v", again)
+			}
+			wantPeopleOnce(t, e, rows)
+		})
+	}
+}
+
+// TestE2ERemoteConnectionDropsMidDownload: the connection is cut in the
+// middle of the download that reads the export: the run fails, nothing is
+// sent, the export stays; the next run processes it once.
+func TestE2ERemoteConnectionDropsMidDownload(t *testing.T) {
+	t.Parallel()
+	for _, b := range remoteBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e, rd := newRemoteEnv(t, b.setup)
+			rows := genPeople(0, 60)
+			content := paddedExport(rows)
+			rd.put(t, "employees.csv", content)
+			// The export goes through twice: hashed when found, then read.
+			// Cut half-way into the second time.
+			size := int64(len(content))
+			cut := rd.proxy.At(rd.proxy.Sent()+size+size/2, true, nil)
+			res := e.runNoFatal("run", "people")
+			select {
+			case <-cut:
+			default:
+				t.Fatalf("the proxy never cut the connection (server sent %d bytes for an export of %d); run: %s", rd.proxy.Sent(), size, res)
+			}
+			if res.code == 0 {
+				t.Fatalf("a run whose download was cut exited 0: %s", res)
+			}
+			t.Logf("run with the download cut: exit %d: %s", res.code, lastLine(t, res).Msg)
+			if got := len(e.emu.people(t, e.company)); got != 0 {
+				t.Fatalf("%d people created from a download cut in the middle", got)
+			}
+			if got := e.archived("processed"); len(got) != 0 {
+				t.Fatalf("processed/ holds %v after a cut download", got)
+			}
+			e.mustRun(0, "run", "people")
+			wantPeopleOnce(t, e, rows)
+			if rep := e.report("processed", "employees.csv"); rep.Outcome != "ok" || rep.Counts["created"] != len(rows) {
+				t.Errorf("report after the retry: %s %v", rep.Outcome, rep.Counts)
+			}
+		})
+	}
+}
+
+// TestE2ERemoteServerRestartsBeforeArchive: the server restarts while the
+// run waits for the platform (after the read, before the archive): the
+// archive connects again; the export is processed once.
+func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
+	t.Parallel()
+	for _, b := range remoteBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e, rd := newRemoteEnv(t, b.setup)
+			rows := genPeople(0, 4)
+			rd.put(t, "employees.csv", csvExport(rows))
+			e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
+			done := make(chan result, 1)
+			go func() { done <- e.runNoFatal("run", "people") }()
+			if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
+				t.Fatalf("the run never created the people")
+			}
+			rd.restart(t)
+			if res := <-done; res.code != 0 {
+				t.Fatalf("run across a server restart: %s", res)
+			}
+			if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+				t.Fatalf("processed/ holds %v", got)
+			}
+			e.emu.clearRequests(t)
+			e.mustRun(0, "run", "people")
+			if n := len(e.emu.requests(t)); n != 0 {
+				t.Errorf("the run after made %d calls, want none", n)
+			}
+			wantPeopleOnce(t, e, rows)
+		})
+	}
+}
+
+// TestE2ERemoteReplacedDuringDownload: the export is replaced by a longer
+// one while it is being downloaded: the version read is applied, but not
+// archived (it changed after it was read): it stays, and the next run
+// applies the new version, creating only the people it adds.
+func TestE2ERemoteReplacedDuringDownload(t *testing.T) {
+	t.Parallel()
+	for _, b := range remoteBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			e, rd := newRemoteEnv(t, b.setup)
+			first := genPeople(0, 40)
+			content := paddedExport(first)
+			rd.put(t, "employees.csv", content)
+			all := genPeople(0, 42)
+			size := int64(len(content))
+			replaced := rd.proxy.At(rd.proxy.Sent()+size+size/2, false, func() { rd.put(t, "employees.csv", paddedExport(all)) })
+			res := e.runNoFatal("run", "people")
+			select {
+			case <-replaced:
+			default:
+				t.Fatalf("the export was never replaced during the download; run: %s", res)
+			}
+			if res.code == 0 {
+				t.Fatalf("the run of an export replaced while downloaded exited 0 (it must say the export stays): %s", res)
+			}
+			t.Logf("run with the export replaced: exit %d: %s", res.code, lastLine(t, res).Msg)
+			if got := e.archived("processed"); len(got) != 0 {
+				t.Fatalf("processed/ holds %v: a replaced export was archived", got)
+			}
+			e.mustRun(0, "run", "people")
+			wantPeopleOnce(t, e, all)
+			if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+				t.Fatalf("processed/ holds %v", got)
+			}
+		})
+	}
+}
+
+func slicesEqual(a, b []string) bool {
+	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}
