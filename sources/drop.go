@@ -65,7 +65,7 @@ type DropFolderFactory func(ctx context.Context, cfg DropConfig) (DropFolder, er
 // dropFolders holds the backends that registered themselves (see
 // RegisterDropFolder). Like database/sql's drivers, it is written only by
 // the init functions of backend packages.
-var dropFolders = struct {
+var dropFolders = struct { //nolint:gochecknoglobals // the backends register themselves from init (as database/sql drivers do); written nowhere else
 	sync.RWMutex
 	byType map[string]DropFolderFactory
 }{byType: map[string]DropFolderFactory{}}

@@ -28,7 +28,6 @@ import (
 
 // remoteDrop is a drop folder on a server, behind a proxy.
 type remoteDrop struct {
-	name  string
 	proxy *testservers.Proxy
 	// put drops a file through the server's own protocol (an upload).
 	put func(t *testing.T, name string, content []byte)

@@ -1,6 +1,7 @@
 package testservers
 
 import (
+	"context"
 	"io"
 	"net"
 	"sync"
@@ -30,7 +31,7 @@ type Proxy struct {
 // StartProxy starts a proxy to target for the test.
 func StartProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("proxy: %v", err)
 	}
@@ -67,7 +68,7 @@ func (p *Proxy) serve() {
 }
 
 func (p *Proxy) forward(client net.Conn) {
-	server, err := net.Dial("tcp", p.target)
+	server, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", p.target)
 	if err != nil {
 		_ = client.Close()
 		return

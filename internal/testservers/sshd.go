@@ -60,7 +60,7 @@ func StartSSHD(t testing.TB) *SSHD {
 	if bin == "" {
 		bin = "/usr/sbin/sshd"
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the test environment names the server binary
 		t.Fatalf("the SFTP tests need OpenSSH's sshd (Debian package openssh-server; or set %s): %v", EnvSSHD, err)
 	}
 	u, err := user.Current()
@@ -69,7 +69,7 @@ func StartSSHD(t testing.TB) *SSHD {
 	}
 	if os.Geteuid() == 0 {
 		// sshd run by root wants its privilege separation folder.
-		if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		if err := os.MkdirAll("/run/sshd", 0o755); err != nil { //nolint:gosec // sshd requires this mode of its privilege separation folder
 			t.Fatalf("sshd privilege separation folder: %v", err)
 		}
 	}
@@ -110,7 +110,7 @@ func StartSSHD(t testing.TB) *SSHD {
 // Start starts the server (again, after Stop) on its port, with its keys.
 func (s *SSHD) Start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.Command(s.bin, "-D", "-e", "-f", s.config)
+	s.cmd = exec.CommandContext(context.Background(), s.bin, "-D", "-e", "-f", s.config) //nolint:gosec // the test environment names the server binary
 	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start sshd: %v", err)
@@ -178,7 +178,7 @@ func descendants(pid int) []int {
 // freePort returns a loopback port that was free a moment ago.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("free port: %v", err)
 	}

@@ -48,7 +48,7 @@ func StartVersityGW(t testing.TB) *S3 {
 			t.Fatalf("the S3 tests need versitygw: set %s to its binary (.ci/run installs it): %v", EnvVersityGW, err)
 		}
 	}
-	if _, err := os.Stat(bin); err != nil {
+	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the test environment names the server binary
 		t.Fatalf("the S3 tests need versitygw (%s): %v", EnvVersityGW, err)
 	}
 	s := &S3{Root: t.TempDir(), bin: bin, AccessKey: "hrsynctest", SecretKey: randomHex(t)}
@@ -62,7 +62,8 @@ func StartVersityGW(t testing.TB) *S3 {
 // Start starts the server (again, after Stop) on its port over its folder.
 func (s *S3) Start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", s.addr, "--quiet", "posix", "--file-perms", "0600", "--dir-perms", "0700", s.Root)
+	s.cmd = exec.CommandContext(context.Background(), s.bin, //nolint:gosec // the test environment names the server binary
+		"--port", s.addr, "--quiet", "posix", "--file-perms", "0600", "--dir-perms", "0700", s.Root)
 	// The credentials go by the environment, not the command line.
 	s.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
 	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr

@@ -32,7 +32,7 @@ func init() { sources.RegisterDropFolder(sources.DropS3, open) }
 // Defaults of the environment variables of the credentials.
 const (
 	DefaultAccessKeyEnv = "AWS_ACCESS_KEY_ID"
-	DefaultSecretKeyEnv = "AWS_SECRET_ACCESS_KEY"
+	DefaultSecretKeyEnv = "AWS_SECRET_ACCESS_KEY" //nolint:gosec // the name of a variable, not a secret
 )
 
 // open is the sources.DropFolderFactory of S3 folders. The credentials are
