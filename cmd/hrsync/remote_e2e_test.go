@@ -29,8 +29,8 @@ import (
 // remoteDrop is a drop folder on a server, behind a proxy.
 type remoteDrop struct {
 	proxy *testservers.Proxy
-	// put drops a file through the server's own protocol (an upload).
-	put func(t *testing.T, name string, content []byte)
+	// upload drops a file through the server's own protocol.
+	upload func(name string, content []byte) error
 	// restart stops the server and starts it again.
 	restart func(t *testing.T)
 }
@@ -55,14 +55,12 @@ func sftpDrop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			t.Fatal(err)
 		}
 		drop := e.drop
-		rd.put = func(t *testing.T, name string, content []byte) {
+		rd.upload = func(name string, content []byte) error {
 			p := filepath.Join(drop, name)
 			if err := os.WriteFile(p+".part", content, 0o600); err != nil {
-				t.Fatal(err)
+				return err
 			}
-			if err := os.Rename(p+".part", p); err != nil {
-				t.Fatal(err)
-			}
+			return os.Rename(p+".part", p)
 		}
 		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
 		return []string{
@@ -93,11 +91,9 @@ func s3Drop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			}
 		}
 		client := srv.Client(t)
-		rd.put = func(t *testing.T, name string, content []byte) {
+		rd.upload = func(name string, content []byte) error {
 			_, err := client.PutObject(context.Background(), "hr-drop", "acme/"+name, bytes.NewReader(content), int64(len(content)), minio.PutObjectOptions{})
-			if err != nil {
-				t.Fatalf("upload %s: %v", name, err)
-			}
+			return err
 		}
 		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
 		return []string{
@@ -109,6 +105,14 @@ func s3Drop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			"  accessKeyFile: " + filepath.Join(e.dir, "access"),
 			"  secretKeyFile: " + filepath.Join(e.dir, "secret"),
 		}
+	}
+}
+
+// put uploads a file, failing the test if it cannot.
+func (rd *remoteDrop) put(t *testing.T, name string, content []byte) {
+	t.Helper()
+	if err := rd.upload(name, content); err != nil {
+		t.Fatalf("upload %s: %v", name, err)
 	}
 }
 
@@ -195,17 +199,7 @@ func TestE2ERemoteConnectionDropsMidDownload(t *testing.T) {
 			e, rd := newRemoteEnv(t, b.setup)
 			rows := genPeople(0, 60)
 			content := paddedExport(rows)
-			rd.put(t, "employees.csv", content)
-			// The export goes through twice: hashed when found, then read.
-			// Cut half-way into the second time.
-			size := int64(len(content))
-			cut := rd.proxy.At(rd.proxy.Sent()+size+size/2, true, nil)
-			res := e.runNoFatal("run", "people")
-			select {
-			case <-cut:
-			default:
-				t.Fatalf("the proxy never cut the connection (server sent %d bytes for an export of %d); run: %s", rd.proxy.Sent(), size, res)
-			}
+			res := runMidDownload(t, e, rd, content, true, nil)
 			if res.code == 0 {
 				t.Fatalf("a run whose download was cut exited 0: %s", res)
 			}
@@ -271,15 +265,11 @@ func TestE2ERemoteReplacedDuringDownload(t *testing.T) {
 			e, rd := newRemoteEnv(t, b.setup)
 			first := genPeople(0, 40)
 			content := paddedExport(first)
-			rd.put(t, "employees.csv", content)
 			all := genPeople(0, 42)
-			size := int64(len(content))
-			replaced := rd.proxy.At(rd.proxy.Sent()+size+size/2, false, func() { rd.put(t, "employees.csv", paddedExport(all)) })
-			res := e.runNoFatal("run", "people")
-			select {
-			case <-replaced:
-			default:
-				t.Fatalf("the export was never replaced during the download; run: %s", res)
+			var uploadErr error
+			res := runMidDownload(t, e, rd, content, false, func() { uploadErr = rd.upload("employees.csv", paddedExport(all)) })
+			if uploadErr != nil {
+				t.Fatalf("replace the export during the download: %v", uploadErr)
 			}
 			if res.code == 0 {
 				t.Fatalf("the run of an export replaced while downloaded exited 0 (it must say the export stays): %s", res)
@@ -295,6 +285,24 @@ func TestE2ERemoteReplacedDuringDownload(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runMidDownload drops content as employees.csv and runs the people job
+// with the proxy armed half-way into the second download of the export
+// (it is hashed when found, then read): there it runs action, then cuts
+// the connection if cut is set. The test fails if the proxy never acted.
+func runMidDownload(t *testing.T, e *env, rd *remoteDrop, content []byte, cut bool, action func()) result {
+	t.Helper()
+	rd.put(t, "employees.csv", content)
+	size := int64(len(content))
+	acted := rd.proxy.At(rd.proxy.Sent()+size+size/2, cut, action)
+	res := e.runNoFatal("run", "people")
+	select {
+	case <-acted:
+	default:
+		t.Fatalf("the proxy never acted (the server sent %d bytes for an export of %d); run: %s", rd.proxy.Sent(), size, res)
+	}
+	return res
 }
 
 func slicesEqual(a, b []string) bool {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -49,8 +48,7 @@ type SSHD struct {
 	OtherKnownHostsFile string
 
 	bin, config string
-	cmd         *exec.Cmd
-	done        chan struct{}
+	proc        *process
 }
 
 // StartSSHD starts sshd for the test and stops it when the test ends.
@@ -110,37 +108,13 @@ func StartSSHD(t testing.TB) *SSHD {
 // Start starts the server (again, after Stop) on its port, with its keys.
 func (s *SSHD) Start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.CommandContext(context.Background(), s.bin, "-D", "-e", "-f", s.config) //nolint:gosec // the test environment names the server binary
-	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start sshd: %v", err)
-	}
-	s.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(s.cmd, s.done)
-	waitBanner(t, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), "SSH-", s.done)
+	s.proc = startProcess(t, nil, s.bin, "-D", "-e", "-f", s.config)
+	waitBanner(t, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), "SSH-", s.proc.done)
 }
 
-// Stop kills the server and every session it serves.
-func (s *SSHD) Stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	// The listener forks one process per connection: kill those too, as
-	// a server going down would.
-	kids := descendants(s.cmd.Process.Pid)
-	_ = s.cmd.Process.Kill()
-	<-s.done
-	for _, pid := range kids {
-		if p, err := os.FindProcess(pid); err == nil {
-			_ = p.Kill()
-		}
-	}
-}
+// Stop kills the server and every session it serves: the listener forks
+// one process per connection, and a server going down ends them all.
+func (s *SSHD) Stop() { s.proc.stop(true) }
 
 // descendants lists the processes below pid (Linux: from /proc).
 func descendants(pid int) []int {

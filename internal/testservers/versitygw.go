@@ -33,8 +33,7 @@ type S3 struct {
 	Root string
 
 	bin, addr string
-	cmd       *exec.Cmd
-	done      chan struct{}
+	proc      *process
 }
 
 // StartVersityGW starts versitygw for the test over a new temporary folder
@@ -60,34 +59,17 @@ func StartVersityGW(t testing.TB) *S3 {
 }
 
 // Start starts the server (again, after Stop) on its port over its folder.
+// The credentials go by the environment, not the command line.
 func (s *S3) Start(t testing.TB) {
 	t.Helper()
-	s.cmd = exec.CommandContext(context.Background(), s.bin, //nolint:gosec // the test environment names the server binary
-		"--port", s.addr, "--quiet", "posix", "--file-perms", "0600", "--dir-perms", "0700", s.Root)
-	// The credentials go by the environment, not the command line.
-	s.cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
-	s.cmd.Stdout, s.cmd.Stderr = os.Stderr, os.Stderr
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start versitygw: %v", err)
-	}
-	s.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(s.cmd, s.done)
-	waitBanner(t, s.addr, "", s.done)
+	env := []string{"ROOT_ACCESS_KEY_ID=" + s.AccessKey, "ROOT_SECRET_ACCESS_KEY=" + s.SecretKey}
+	s.proc = startProcess(t, env, s.bin, "--port", s.addr, "--quiet",
+		"posix", "--file-perms", "0600", "--dir-perms", "0700", s.Root)
+	waitBanner(t, s.addr, "", s.proc.done)
 }
 
 // Stop kills the server.
-func (s *S3) Stop() {
-	if s.cmd == nil || s.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-s.done:
-		return
-	default:
-	}
-	_ = s.cmd.Process.Kill()
-	<-s.done
-}
+func (s *S3) Stop() { s.proc.stop(false) }
 
 // Client is a client of the server with its root credentials.
 func (s *S3) Client(t testing.TB) *minio.Client {

@@ -318,7 +318,7 @@ func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, 
 // still the version of file afterwards (same file, size and mtime).
 func hashOpen(ctx context.Context, fh *os.File, file File) (string, bool, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx: ctx, r: fh}); err != nil {
+	if _, err := io.Copy(h, sources.ContextReader(ctx, fh)); err != nil {
 		return "", false, err
 	}
 	st, err := fh.Stat()
@@ -342,18 +342,6 @@ func changed(file File) error {
 	return fmt.Errorf("%s: %w", file.Display(), sources.ErrChanged)
 }
 
-// ctxReader stops a long copy when its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
 
 // Open opens a file Ready returned for reading, within the folder (no link
 // is followed out of it). A file that is no longer the version Ready found

@@ -185,24 +185,12 @@ func hashOf(ctx context.Context, s Store, name string, w io.Writer) (string, err
 	}
 	defer r.Close() //nolint:errcheck // read only
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(h, w), ctxReader{ctx: ctx, r: r}); err != nil {
+	if _, err := io.Copy(io.MultiWriter(h, w), sources.ContextReader(ctx, r)); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ctxReader stops a long copy when its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
 
 // Archived returns the export dropped as name (as printed: DisplayName)
 // whose content has the hash sum, from processed/.

@@ -213,31 +213,21 @@ func emptyFile(t *testing.T, h Harness) {
 }
 
 func replacedBeforeRead(t *testing.T, h Harness) {
-	folder := h.Open(t, stable(), CSV())
-	h.Put(t, "employees.csv", Export(1, 2))
-	got := ready(t, folder)
-	if len(got) != 1 {
-		t.Fatalf("Ready: %v", names(got))
-	}
+	x := readyOne(t, h, Export(1, 2))
 	h.Put(t, "employees.csv", Export(5, 2))
-	if _, err := read(t, got[0]); !errors.Is(err, sources.ErrChanged) {
+	if _, err := read(t, x); !errors.Is(err, sources.ErrChanged) {
 		t.Fatalf("Read of a replaced export: %v, want ErrChanged", err)
 	}
 }
 
 func replacedAfterRead(t *testing.T, h Harness) {
-	folder := h.Open(t, stable(), CSV())
-	h.Put(t, "employees.csv", Export(1, 2))
-	got := ready(t, folder)
-	if len(got) != 1 {
-		t.Fatalf("Ready: %v", names(got))
-	}
-	if _, err := read(t, got[0]); err != nil {
+	x := readyOne(t, h, Export(1, 2))
+	if _, err := read(t, x); err != nil {
 		t.Fatal(err)
 	}
-	replaced := Export(1, 3)
+	replaced := Export(5, 2) // the same size: only the content tells
 	h.Put(t, "employees.csv", replaced)
-	_, err := got[0].Archive(true, []byte(`{}`))
+	_, err := x.Archive(true, []byte(`{}`))
 	if !errors.Is(err, sources.ErrChanged) {
 		t.Fatalf("Archive of a replaced export: %v, want ErrChanged", err)
 	}
@@ -253,22 +243,30 @@ func replacedAfterRead(t *testing.T, h Harness) {
 }
 
 func restartBeforeArchive(t *testing.T, h Harness) {
-	folder := h.Open(t, stable(), CSV())
-	h.Put(t, "employees.csv", Export(1, 2))
-	got := ready(t, folder)
-	if len(got) != 1 {
-		t.Fatalf("Ready: %v", names(got))
-	}
-	if _, err := read(t, got[0]); err != nil {
+	x := readyOne(t, h, Export(1, 2))
+	if _, err := read(t, x); err != nil {
 		t.Fatal(err)
 	}
 	h.Restart(t)
-	if where, err := got[0].Archive(true, []byte(`{}`)); err != nil || where != "processed/employees.csv" {
+	if where, err := x.Archive(true, []byte(`{}`)); err != nil || where != "processed/employees.csv" {
 		t.Fatalf("Archive after a restart: %q %v", where, err)
 	}
-	if _, err := got[0].Archive(true, []byte(`{}`)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := x.Archive(true, []byte(`{}`)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a second Archive: %v, want not found", err)
 	}
+}
+
+// readyOne opens a new folder, puts content in it as employees.csv, and
+// returns it as Ready finds it.
+func readyOne(t *testing.T, h Harness, content []byte) sources.Export {
+	t.Helper()
+	folder := h.Open(t, stable(), CSV())
+	h.Put(t, "employees.csv", content)
+	got := ready(t, folder)
+	if len(got) != 1 {
+		t.Fatalf("Ready: %v, want employees.csv", names(got))
+	}
+	return got[0]
 }
 
 func names(xs []sources.Export) []string {
