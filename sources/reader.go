@@ -2,7 +2,9 @@ package sources
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"time"
 )
 
 // ContextReader is r stopping when ctx is done: each Read first checks
@@ -19,4 +21,16 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// Sleep waits for d, or until ctx is done (an error wrapping ctx.Err()).
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("wait for files to settle: %w", ctx.Err())
+	case <-t.C:
+		return nil
+	}
 }

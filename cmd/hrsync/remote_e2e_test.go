@@ -116,11 +116,18 @@ func (rd *remoteDrop) put(t *testing.T, name string, content []byte) {
 	}
 }
 
-// newRemoteEnv is an env whose drop folder is on the backend's server.
-func newRemoteEnv(t *testing.T, setup func(*testing.T, *remoteDrop) func(*env) []string) (*env, *remoteDrop) {
-	rd := &remoteDrop{}
-	e := newEnv(t, configOptions{dropFolder: setup(t, rd)})
-	return e, rd
+// eachRemote runs test, in parallel, once per backend, each with an env
+// whose drop folder is on the backend's server.
+func eachRemote(t *testing.T, test func(t *testing.T, e *env, rd *remoteDrop)) {
+	t.Parallel()
+	for _, b := range remoteBackends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			rd := &remoteDrop{}
+			e := newEnv(t, configOptions{dropFolder: b.setup(t, rd)})
+			test(t, e, rd)
+		})
+	}
 }
 
 // paddedExport is an export of people with a wide notes column, so that a
@@ -159,98 +166,83 @@ func wantPeopleOnce(t *testing.T, e *env, rows []person) {
 // and archived in processed/ with its JSON report; a second export of the
 // same content is a duplicate; exactly the people of the export exist.
 func TestE2ERemoteDropFolder(t *testing.T) {
-	t.Parallel()
-	for _, b := range remoteBackends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			e, rd := newRemoteEnv(t, b.setup)
-			rows := genPeople(0, 5)
-			rd.put(t, "employees.csv", csvExport(rows))
-			rd.put(t, "notes.txt", []byte("not an export"))
-			e.mustRun(0, "run", "people")
-			if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
-				t.Fatalf("processed/ holds %v", got)
-			}
-			rep := e.report("processed", "employees.csv")
-			if rep.Outcome != "ok" || rep.Counts["created"] != 5 {
-				t.Errorf("report: outcome %s counts %v, want ok with 5 created", rep.Outcome, rep.Counts)
-			}
-			wantPeopleOnce(t, e, rows)
+	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
+		rows := genPeople(0, 5)
+		rd.put(t, "employees.csv", csvExport(rows))
+		rd.put(t, "notes.txt", []byte("not an export"))
+		e.mustRun(0, "run", "people")
+		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+			t.Fatalf("processed/ holds %v", got)
+		}
+		rep := e.report("processed", "employees.csv")
+		if rep.Outcome != "ok" || rep.Counts["created"] != 5 {
+			t.Errorf("report: outcome %s counts %v, want ok with 5 created", rep.Outcome, rep.Counts)
+		}
+		wantPeopleOnce(t, e, rows)
 
-			// The same content dropped again is recognised by its hash.
-			rd.put(t, "employees-again.csv", csvExport(rows))
-			e.mustRun(0, "run", "people")
-			if again := e.report("processed", "employees-again.csv"); !again.Duplicate {
-				t.Errorf("the same content dropped again is not a duplicate: %+v", again)
-			}
-			wantPeopleOnce(t, e, rows)
-		})
-	}
+		// The same content dropped again is recognised by its hash.
+		rd.put(t, "employees-again.csv", csvExport(rows))
+		e.mustRun(0, "run", "people")
+		if again := e.report("processed", "employees-again.csv"); !again.Duplicate {
+			t.Errorf("the same content dropped again is not a duplicate: %+v", again)
+		}
+		wantPeopleOnce(t, e, rows)
+	})
 }
 
 // TestE2ERemoteConnectionDropsMidDownload: the connection is cut in the
 // middle of the download that reads the export: the run fails, nothing is
 // sent, the export stays; the next run processes it once.
 func TestE2ERemoteConnectionDropsMidDownload(t *testing.T) {
-	t.Parallel()
-	for _, b := range remoteBackends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			e, rd := newRemoteEnv(t, b.setup)
-			rows := genPeople(0, 60)
-			content := paddedExport(rows)
-			res := runMidDownload(t, e, rd, content, true, nil)
-			if res.code == 0 {
-				t.Fatalf("a run whose download was cut exited 0: %s", res)
-			}
-			t.Logf("run with the download cut: exit %d: %s", res.code, lastLine(t, res).Msg)
-			if got := len(e.emu.people(t, e.company)); got != 0 {
-				t.Fatalf("%d people created from a download cut in the middle", got)
-			}
-			if got := e.archived("processed"); len(got) != 0 {
-				t.Fatalf("processed/ holds %v after a cut download", got)
-			}
-			e.mustRun(0, "run", "people")
-			wantPeopleOnce(t, e, rows)
-			if rep := e.report("processed", "employees.csv"); rep.Outcome != "ok" || rep.Counts["created"] != len(rows) {
-				t.Errorf("report after the retry: %s %v", rep.Outcome, rep.Counts)
-			}
-		})
-	}
+	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
+		rows := genPeople(0, 60)
+		content := paddedExport(rows)
+		res := runMidDownload(t, e, rd, content, true, nil)
+		if res.code == 0 {
+			t.Fatalf("a run whose download was cut exited 0: %s", res)
+		}
+		t.Logf("run with the download cut: exit %d: %s", res.code, lastLine(t, res).Msg)
+		if got := len(e.emu.people(t, e.company)); got != 0 {
+			t.Fatalf("%d people created from a download cut in the middle", got)
+		}
+		if got := e.archived("processed"); len(got) != 0 {
+			t.Fatalf("processed/ holds %v after a cut download", got)
+		}
+		e.mustRun(0, "run", "people")
+		wantPeopleOnce(t, e, rows)
+		if rep := e.report("processed", "employees.csv"); rep.Outcome != "ok" || rep.Counts["created"] != len(rows) {
+			t.Errorf("report after the retry: %s %v", rep.Outcome, rep.Counts)
+		}
+	})
 }
 
 // TestE2ERemoteServerRestartsBeforeArchive: the server restarts while the
 // run waits for the platform (after the read, before the archive): the
 // archive connects again; the export is processed once.
 func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
-	t.Parallel()
-	for _, b := range remoteBackends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			e, rd := newRemoteEnv(t, b.setup)
-			rows := genPeople(0, 4)
-			rd.put(t, "employees.csv", csvExport(rows))
-			e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
-			done := make(chan result, 1)
-			go func() { done <- e.runNoFatal("run", "people") }()
-			if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
-				t.Fatalf("the run never created the people")
-			}
-			rd.restart(t)
-			if res := <-done; res.code != 0 {
-				t.Fatalf("run across a server restart: %s", res)
-			}
-			if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
-				t.Fatalf("processed/ holds %v", got)
-			}
-			e.emu.clearRequests(t)
-			e.mustRun(0, "run", "people")
-			if n := len(e.emu.requests(t)); n != 0 {
-				t.Errorf("the run after made %d calls, want none", n)
-			}
-			wantPeopleOnce(t, e, rows)
-		})
-	}
+	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
+		rows := genPeople(0, 4)
+		rd.put(t, "employees.csv", csvExport(rows))
+		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
+		done := make(chan result, 1)
+		go func() { done <- e.runNoFatal("run", "people") }()
+		if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
+			t.Fatalf("the run never created the people")
+		}
+		rd.restart(t)
+		if res := <-done; res.code != 0 {
+			t.Fatalf("run across a server restart: %s", res)
+		}
+		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+			t.Fatalf("processed/ holds %v", got)
+		}
+		e.emu.clearRequests(t)
+		e.mustRun(0, "run", "people")
+		if n := len(e.emu.requests(t)); n != 0 {
+			t.Errorf("the run after made %d calls, want none", n)
+		}
+		wantPeopleOnce(t, e, rows)
+	})
 }
 
 // TestE2ERemoteReplacedDuringDownload: the export is replaced by a longer
@@ -258,33 +250,28 @@ func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
 // archived (it changed after it was read): it stays, and the next run
 // applies the new version, creating only the people it adds.
 func TestE2ERemoteReplacedDuringDownload(t *testing.T) {
-	t.Parallel()
-	for _, b := range remoteBackends {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			e, rd := newRemoteEnv(t, b.setup)
-			first := genPeople(0, 40)
-			content := paddedExport(first)
-			all := genPeople(0, 42)
-			var uploadErr error
-			res := runMidDownload(t, e, rd, content, false, func() { uploadErr = rd.upload("employees.csv", paddedExport(all)) })
-			if uploadErr != nil {
-				t.Fatalf("replace the export during the download: %v", uploadErr)
-			}
-			if res.code == 0 {
-				t.Fatalf("the run of an export replaced while downloaded exited 0 (it must say the export stays): %s", res)
-			}
-			t.Logf("run with the export replaced: exit %d: %s", res.code, lastLine(t, res).Msg)
-			if got := e.archived("processed"); len(got) != 0 {
-				t.Fatalf("processed/ holds %v: a replaced export was archived", got)
-			}
-			e.mustRun(0, "run", "people")
-			wantPeopleOnce(t, e, all)
-			if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
-				t.Fatalf("processed/ holds %v", got)
-			}
-		})
-	}
+	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
+		first := genPeople(0, 40)
+		content := paddedExport(first)
+		all := genPeople(0, 42)
+		var uploadErr error
+		res := runMidDownload(t, e, rd, content, false, func() { uploadErr = rd.upload("employees.csv", paddedExport(all)) })
+		if uploadErr != nil {
+			t.Fatalf("replace the export during the download: %v", uploadErr)
+		}
+		if res.code == 0 {
+			t.Fatalf("the run of an export replaced while downloaded exited 0 (it must say the export stays): %s", res)
+		}
+		t.Logf("run with the export replaced: exit %d: %s", res.code, lastLine(t, res).Msg)
+		if got := e.archived("processed"); len(got) != 0 {
+			t.Fatalf("processed/ holds %v: a replaced export was archived", got)
+		}
+		e.mustRun(0, "run", "people")
+		wantPeopleOnce(t, e, all)
+		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+			t.Fatalf("processed/ holds %v", got)
+		}
+	})
 }
 
 // runMidDownload drops content as employees.csv and runs the people job

@@ -106,24 +106,12 @@ func New(opts sources.DropFolderOptions) (*Folder, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("drop folder %s: not a directory", DisplayName(filepath.Base(opts.Dir)))
 	}
-	return &Folder{opts: opts, now: time.Now, wait: sleep, open: openInRoot}, nil
+	return &Folder{opts: opts, now: time.Now, wait: sources.Sleep, open: openInRoot}, nil
 }
 
 // openInRoot opens name for reading within root: a link that leads out of
 // root is refused.
 func openInRoot(root *os.Root, name string) (*os.File, error) { return root.Open(name) }
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("wait for files to settle: %w", ctx.Err())
-	case <-t.C:
-		return nil
-	}
-}
 
 // Ignored reports whether a name is never an export (sources.Ignored).
 func Ignored(name string) bool { return sources.Ignored(name) }
@@ -341,7 +329,6 @@ func sameVersion(st fs.FileInfo, file File) bool {
 func changed(file File) error {
 	return fmt.Errorf("%s: %w", file.Display(), sources.ErrChanged)
 }
-
 
 // Open opens a file Ready returned for reading, within the folder (no link
 // is followed out of it). A file that is no longer the version Ready found

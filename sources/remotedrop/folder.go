@@ -30,19 +30,7 @@ type Folder struct {
 // New returns the folder that dial reaches, configured by cfg (defaults
 // applied, validated by sources.OpenDropFolder).
 func New(dial Dialer, cfg sources.DropConfig) *Folder {
-	return &Folder{dial: dial, opts: cfg.Folder.WithDefaults(), csv: cfg.CSV, now: time.Now, wait: sleep}
-}
-
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("wait for files to settle: %w", ctx.Err())
-	case <-t.C:
-		return nil
-	}
+	return &Folder{dial: dial, opts: cfg.Folder.WithDefaults(), csv: cfg.CSV, now: time.Now, wait: sources.Sleep}
 }
 
 // Ready returns the complete exports, oldest first, each with the SHA-256
@@ -190,7 +178,6 @@ func hashOf(ctx context.Context, s Store, name string, w io.Writer) (string, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
-
 
 // Archived returns the export dropped as name (as printed: DisplayName)
 // whose content has the hash sum, from processed/.
