@@ -167,6 +167,10 @@ func wantPeopleOnce(t *testing.T, e *env, rows []person) {
 // same content is a duplicate; exactly the people of the export exist.
 func TestE2ERemoteDropFolder(t *testing.T) {
 	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
+		check := e.mustRun(0, "config", "check")
+		if !strings.Contains(check.stdout, "drop folder") || !strings.Contains(check.stdout, "://") {
+			t.Errorf("config check does not say where the drop folder is:\n%s", check.stdout)
+		}
 		rows := genPeople(0, 5)
 		rd.put(t, "employees.csv", csvExport(rows))
 		rd.put(t, "notes.txt", []byte("not an export"))
