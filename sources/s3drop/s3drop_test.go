@@ -14,7 +14,7 @@ import (
 
 	"hrsync/internal/testservers"
 	"hrsync/sources"
-	"hrsync/sources/remotedrop/droptest"
+	"hrsync/sources/droptest"
 	_ "hrsync/sources/s3drop" // the backend under test
 )
 

@@ -2,7 +2,6 @@ package sftpdrop_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,7 @@ import (
 
 	"hrsync/internal/testservers"
 	"hrsync/sources"
-	"hrsync/sources/remotedrop/droptest"
+	"hrsync/sources/droptest"
 	_ "hrsync/sources/sftpdrop" // the backend under test
 )
 
@@ -31,29 +30,8 @@ func TestSFTPProtocol(t *testing.T) {
 			}
 			return folder
 		},
-		Put: func(t *testing.T, name string, content []byte) {
-			p := filepath.Join(dir, filepath.FromSlash(name))
-			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			// Written aside, then renamed: a new file, as an upload makes.
-			if err := os.WriteFile(p+".part", content, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Rename(p+".part", p); err != nil {
-				t.Fatal(err)
-			}
-		},
-		Get: func(t *testing.T, name string) ([]byte, bool) {
-			b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
-			if errors.Is(err, os.ErrNotExist) {
-				return nil, false
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			return b, true
-		},
+		Put: func(t *testing.T, name string, content []byte) { droptest.PutFile(t, dir, name, content) },
+		Get: func(t *testing.T, name string) ([]byte, bool) { return droptest.GetFile(t, dir, name) },
 		Restart: func(t *testing.T) {
 			srv.Stop()
 			srv.Start(t)
