@@ -39,7 +39,7 @@ const (
 // read now (a rotated secret is picked up by the next run).
 func open(_ context.Context, cfg sources.DropConfig) (sources.DropFolder, error) {
 	opts := *cfg.Folder.WithDefaults().S3
-	client, err := NewClient(opts, os.LookupEnv)
+	client, err := newClient(opts, os.LookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +48,9 @@ func open(_ context.Context, cfg sources.DropConfig) (sources.DropFolder, error)
 	return remotedrop.New(dial, cfg), nil
 }
 
-// NewClient returns a client of the server opts names, with the
+// newClient returns a client of the server opts names, with the
 // credentials of opts (files) or of the environment env looks up.
-func NewClient(opts sources.S3Options, env func(string) (string, bool)) (*minio.Client, error) {
+func newClient(opts sources.S3Options, env func(string) (string, bool)) (*minio.Client, error) {
 	u, err := url.Parse(opts.Endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("s3 endpoint %q: not a URL", opts.Endpoint)

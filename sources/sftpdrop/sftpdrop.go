@@ -31,23 +31,23 @@ func init() { sources.RegisterDropFolder(sources.DropSFTP, open) }
 // dialTimeout bounds the TCP connection and the SSH handshake.
 const dialTimeout = 30 * time.Second
 
-// open is the sources.DropFolderFactory of SFTP folders. It reads the
-// credentials and known_hosts at each connection (a rotated secret is
-// picked up) and connects once now, so that a wrong host, credential or
-// host key fails the run that opens the folder.
+// open is the sources.DropFolderFactory of SFTP folders. Nothing is read
+// or connected yet: each step of the protocol connects on its own, reading
+// the credentials and known_hosts then (a rotated secret is picked up), so
+// that a wrong host, credential or host key fails the run that meets it.
 func open(ctx context.Context, cfg sources.DropConfig) (sources.DropFolder, error) {
 	opts := *cfg.Folder.WithDefaults().SFTP
 	warn := cfg.Warn
 	if warn == nil {
 		warn = func(string) {}
 	}
-	dial := func(ctx context.Context) (remotedrop.Store, error) { return Dial(ctx, opts, warn) }
-	return remotedrop.New(dial, cfg), nil
+	session := func(ctx context.Context) (remotedrop.Store, error) { return dial(ctx, opts, warn) }
+	return remotedrop.New(session, cfg), nil
 }
 
-// Dial opens a session with the server of opts, in the folder opts.Dir.
+// dial opens a session with the server of opts, in the folder opts.Dir.
 // warn is told when the host key is not checked.
-func Dial(ctx context.Context, opts sources.SFTPOptions, warn func(string)) (remotedrop.Store, error) {
+func dial(ctx context.Context, opts sources.SFTPOptions, warn func(string)) (remotedrop.Store, error) {
 	where := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
 	config, err := clientConfig(opts, warn)
 	if err != nil {
