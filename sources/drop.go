@@ -46,6 +46,15 @@ type DropFolder interface {
 	// store records it) whose content has the hash sha256, from
 	// processed/: the last good export that personalize reads again.
 	Archived(ctx context.Context, name, sha256 string) (Source, error)
+	// Count counts the files waiting (those matching the pattern, at
+	// once: without waiting for them to be stable) and the exports
+	// archived in processed/ and failed/, reports left out.
+	Count(ctx context.Context) (DropCounts, error)
+}
+
+// DropCounts counts a drop folder's files (DropFolder.Count).
+type DropCounts struct {
+	Waiting, Processed, Failed int
 }
 
 // DropConfig is what a backend needs to open a drop folder.

@@ -11,6 +11,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -191,6 +192,22 @@ func TestE2ERemoteDropFolder(t *testing.T) {
 			t.Errorf("the same content dropped again is not a duplicate: %+v", again)
 		}
 		wantPeopleOnce(t, e, rows)
+
+		// status counts the files on the server.
+		rd.put(t, "later.csv", csvExport(rows[:1]))
+		var status struct {
+			Tenants []struct {
+				Files *struct{ Waiting, Processed, Failed int } `json:"files"`
+			} `json:"tenants"`
+		}
+		res := e.mustRun(0, "status", "--json")
+		if err := json.Unmarshal([]byte(res.stdout), &status); err != nil {
+			t.Fatalf("status --json: %v\n%s", err, res)
+		}
+		if len(status.Tenants) != 1 || status.Tenants[0].Files == nil ||
+			*status.Tenants[0].Files != (struct{ Waiting, Processed, Failed int }{1, 2, 0}) {
+			t.Errorf("status files: %s, want 1 waiting, 2 processed, 0 failed", res.stdout)
+		}
 	})
 }
 

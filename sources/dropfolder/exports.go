@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"hrsync/sources"
@@ -72,6 +74,41 @@ func (e *exports) Archived(_ context.Context, name, sum string) (sources.Source,
 		}
 	}
 	return nil, fmt.Errorf("last good export %s (sha256 %.12s) is no longer in %s/", name, sum, ProcessedDir)
+}
+
+// Count counts the files waiting and those archived (see
+// sources.DropFolder).
+func (e *exports) Count(context.Context) (sources.DropCounts, error) {
+	waiting, err := e.folder.Waiting()
+	if err != nil {
+		return sources.DropCounts{}, err
+	}
+	n := sources.DropCounts{Waiting: len(waiting)}
+	if n.Processed, err = countArchived(filepath.Join(e.folder.opts.Dir, ProcessedDir)); err != nil {
+		return n, err
+	}
+	if n.Failed, err = countArchived(filepath.Join(e.folder.opts.Dir, FailedDir)); err != nil {
+		return n, err
+	}
+	return n, nil
+}
+
+// countArchived counts the archived exports of a folder, reports left out.
+func countArchived(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", filepath.Base(dir), err)
+	}
+	n := 0
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ReportSuffix) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func fileSHA256(path string) (string, error) {

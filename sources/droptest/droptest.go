@@ -73,6 +73,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("replaced after hashing: the read refuses it", func(t *testing.T) { replacedBeforeRead(t, h) })
 	t.Run("replaced after the read: it stays", func(t *testing.T) { replacedAfterRead(t, h) })
 	t.Run("server restarted between read and archive", func(t *testing.T) { restartBeforeArchive(t, h) })
+	t.Run("count waiting and archived", func(t *testing.T) { count(t, h) })
 }
 
 func ready(t *testing.T, folder sources.DropFolder) []sources.Export {
@@ -257,6 +258,19 @@ func restartBeforeArchive(t *testing.T, h Harness) {
 	}
 	if _, err := x.Archive(true, []byte(`{}`)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a second Archive: %v, want not found", err)
+	}
+}
+
+func count(t *testing.T, h Harness) {
+	folder := h.Open(t, stable(), CSV())
+	for _, name := range []string{"a.csv", "b.csv", "notes.txt", "c.csv.part",
+		"processed/x.csv", "processed/x.csv.report.json", "failed/y.csv", "failed/y.csv.report.json", "failed/z.csv"} {
+		h.Put(t, name, Export(1, 1))
+	}
+	got, err := folder.Count(context.Background())
+	want := sources.DropCounts{Waiting: 2, Processed: 1, Failed: 2}
+	if err != nil || got != want {
+		t.Fatalf("Count: %+v %v, want %+v", got, err, want)
 	}
 }
 

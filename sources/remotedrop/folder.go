@@ -46,11 +46,11 @@ func (f *Folder) Ready(ctx context.Context) ([]sources.Export, error) {
 		return nil, err
 	}
 	defer s.Close() //nolint:errcheck // nothing written in this session
-	found, err := f.candidates(ctx, s)
+	found, listed, err := f.candidates(ctx, s)
 	if err != nil || len(found) == 0 {
 		return nil, err
 	}
-	ready, err := f.settled(ctx, s, found)
+	ready, err := f.settled(ctx, s, found, listed)
 	if err != nil {
 		return nil, err
 	}
@@ -69,15 +69,18 @@ func (f *Folder) Ready(ctx context.Context) ([]sources.Export, error) {
 }
 
 // candidates lists the files that match the pattern and are not ignored,
-// oldest first (then by name), and the names of the markers.
-func (f *Folder) candidates(ctx context.Context, s Store) ([]Entry, error) {
+// oldest first (then by name), and the names of every file listed (for
+// the markers).
+func (f *Folder) candidates(ctx context.Context, s Store) ([]Entry, map[string]bool, error) {
 	all, err := s.List(ctx, "")
 	if err != nil {
-		return nil, fmt.Errorf("list drop folder: %w", err)
+		return nil, nil, fmt.Errorf("list drop folder: %w", err)
 	}
 	pattern := strings.ToLower(f.opts.Pattern)
 	var found []Entry
+	listed := map[string]bool{}
 	for _, e := range all {
+		listed[e.Name] = true
 		if sources.Ignored(e.Name) {
 			continue
 		}
@@ -85,33 +88,26 @@ func (f *Folder) candidates(ctx context.Context, s Store) ([]Entry, error) {
 			found = append(found, e)
 		}
 	}
-	markers := map[string]bool{}
-	for _, e := range all {
-		markers[e.Name] = true
-	}
-	if f.opts.DoneMarker {
-		kept := found[:0]
-		for _, e := range found {
-			if markers[e.Name+sources.MarkerSuffix] {
-				kept = append(kept, e)
-			}
-		}
-		found = kept
-	}
 	sort.Slice(found, func(i, j int) bool {
 		if !found[i].ModTime.Equal(found[j].ModTime) {
 			return found[i].ModTime.Before(found[j].ModTime)
 		}
 		return found[i].Name < found[j].Name
 	})
-	return found, nil
+	return found, listed, nil
 }
 
-// settled keeps the candidates that are complete: with DoneMarker all of
-// them (their marker exists); else those unchanged over StableFor.
-func (f *Folder) settled(ctx context.Context, s Store, found []Entry) ([]Entry, error) {
+// settled keeps the candidates that are complete: with DoneMarker those
+// whose marker is listed; else those unchanged over StableFor.
+func (f *Folder) settled(ctx context.Context, s Store, found []Entry, listed map[string]bool) ([]Entry, error) {
 	if f.opts.DoneMarker {
-		return found, nil
+		var marked []Entry
+		for _, e := range found {
+			if listed[e.Name+sources.MarkerSuffix] {
+				marked = append(marked, e)
+			}
+		}
+		return marked, nil
 	}
 	if err := f.wait(ctx, f.opts.StableFor); err != nil {
 		return nil, err
@@ -206,4 +202,34 @@ func (f *Folder) Archived(ctx context.Context, name, sum string) (sources.Source
 		}
 	}
 	return nil, fmt.Errorf("last good export %s (sha256 %.12s) is no longer in %s/", name, sum, sources.ProcessedDir)
+}
+
+// Count counts the files waiting and those archived (see
+// sources.DropFolder), in one session.
+func (f *Folder) Count(ctx context.Context) (sources.DropCounts, error) {
+	s, err := f.dial(ctx)
+	if err != nil {
+		return sources.DropCounts{}, err
+	}
+	defer s.Close() //nolint:errcheck // nothing written in this session
+	waiting, _, err := f.candidates(ctx, s)
+	if err != nil {
+		return sources.DropCounts{}, err
+	}
+	n := sources.DropCounts{Waiting: len(waiting)}
+	for _, c := range []struct {
+		dir   string
+		count *int
+	}{{sources.ProcessedDir, &n.Processed}, {sources.FailedDir, &n.Failed}} {
+		entries, err := s.List(ctx, c.dir)
+		if err != nil {
+			return n, fmt.Errorf("list %s/: %w", c.dir, err)
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name, sources.ReportSuffix) {
+				*c.count++
+			}
+		}
+	}
+	return n, nil
 }
