@@ -50,7 +50,20 @@ type DropFolder interface {
 	// once: without waiting for them to be stable) and the exports
 	// archived in processed/ and failed/, reports left out.
 	Count(ctx context.Context) (DropCounts, error)
+	// FailedExport checks that rel ("failed/NAME", the form of a
+	// report's archivedAs) names an export archived in failed/; every
+	// refusal wraps ErrNotFailedExport and says which rule rel breaks.
+	FailedExport(ctx context.Context, rel string) error
+	// Restore takes that export back from failed/ into the folder (under
+	// a suffixed name if its own is taken; with its marker when the folder
+	// uses markers) for one run that processes it again, and returns it
+	// as Ready would. The report of the run that failed it stays.
+	Restore(ctx context.Context, rel string) (Export, error)
 }
+
+// ErrNotFailedExport matches (errors.Is) the refusals of
+// DropFolder.FailedExport and Restore.
+var ErrNotFailedExport = errors.New("not an export in failed/")
 
 // DropCounts counts a drop folder's files (DropFolder.Count).
 type DropCounts struct {

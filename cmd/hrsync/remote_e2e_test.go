@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -315,4 +316,39 @@ func runMidDownload(t *testing.T, e *env, rd *remoteDrop, content []byte, cut bo
 
 func slicesEqual(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00")
+}
+
+// TestE2ERemoteRetryAfterSafeguard: after a safeguard stop on a server's
+// drop folder, the --file command takes the export back from failed/ on
+// the server and runs it once past the safeguards; the same command again
+// is refused, the file being no longer in failed/.
+func TestE2ERemoteRetryAfterSafeguard(t *testing.T) {
+	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
+		staff := genPeople(0, 100)
+		rd.put(t, "staff.csv", csvExport(staff))
+		e.mustRun(0, "run", "people")
+		// Half the staff and five new hires: too many departures.
+		rd.put(t, "march.csv", csvExport(append(slices.Clone(staff[:50]), genPeople(300, 305)...)))
+		e.mustRun(3, "run", "people")
+		if !slices.Contains(e.archived("failed"), "march.csv") {
+			t.Fatalf("failed/ holds %v, want march.csv", e.archived("failed"))
+		}
+		retry := []string{"run", "people", "--tenant", tenantName, "--override-safeguards", "--file", "failed/march.csv"}
+		e.emu.clearRequests(t)
+		e.mustRun(0, retry...)
+		checkPeople(t, e, append(slices.Clone(staff), genPeople(300, 305)...))
+		if n := countOp(e.emu.requests(t), "createPeople"); n != 1 {
+			t.Errorf("%d createPeople calls, want 1 (the five new hires)", n)
+		}
+		if r := e.report("processed", "march.csv"); r.Outcome != "ok" || r.Counts["created"] != 5 || r.Counts["departed"] != 50 {
+			t.Errorf("report: outcome %s, counts %v; want ok, 5 created, 50 departed", r.Outcome, r.Counts)
+		}
+		if got := e.archived("failed"); !slicesEqual(got, []string{"march.csv.report.json"}) {
+			t.Errorf("failed/ holds %v, want the stopped run's report alone", got)
+		}
+		res := e.runNoFatal(retry...)
+		if res.code != 2 || !strings.Contains(lastLine(t, res).Msg, "is no longer in failed/") {
+			t.Errorf("the same --file again: want exit 2 saying it is no longer in failed/, got %s", res)
+		}
+	})
 }

@@ -22,7 +22,6 @@ import (
 
 	"hrsync/config"
 	"hrsync/sources"
-	"hrsync/sources/dropfolder"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -59,16 +58,12 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 	if t.Source.CSV == nil {
 		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s reads a SQL query, not a drop folder", t.Name))
 	}
-	if typ := t.Source.CSV.WithDefaults().Type; typ != sources.DropLocal {
-		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s has a drop folder of type %s: --file takes exports back from a local folder only; "+
-			"copy failed/NAME back into the %s folder and run with --override-safeguards", t.Name, typ, typ))
-	}
-	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+	folder, err := a.dropFolder(cmd.Context(), t)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 	}
-	if _, err := folder.FailedExport(rel); err != nil {
-		if errors.Is(err, dropfolder.ErrNotFailedExport) {
+	if err := folder.FailedExport(cmd.Context(), rel); err != nil {
+		if errors.Is(err, sources.ErrNotFailedExport) {
 			return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s: %w", t.Name, err))
 		}
 		return nil, fmt.Errorf("--file: tenant %s: %w", t.Name, err)
@@ -88,19 +83,18 @@ func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 		}
 		return checkedFolderFeed(t.Source.CSV.Dir, feed), nil
 	}
-	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-	}
-	opts := t.Source.CSV.CSVOptions
 	return func(ctx context.Context) ([]people.Export, error) {
-		f, err := folder.Restore(ctx, r.rel)
+		folder, err := a.dropFolder(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+		}
+		x, err := folder.Restore(ctx, r.rel)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
 		a.log.Info("export taken back from failed/ for this run only",
-			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", f.Name))
-		return []people.Export{folder.Export(ctx, f, opts)}, nil
+			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", x.Name()))
+		return []people.Export{x}, nil
 	}, nil
 }
 

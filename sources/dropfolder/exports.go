@@ -76,6 +76,22 @@ func (e *exports) Archived(_ context.Context, name, sum string) (sources.Source,
 	return nil, fmt.Errorf("last good export %s (sha256 %.12s) is no longer in %s/", name, sum, ProcessedDir)
 }
 
+// FailedExport checks that rel names an export in failed/ (see
+// Folder.FailedExport).
+func (e *exports) FailedExport(_ context.Context, rel string) error {
+	_, err := e.folder.FailedExport(rel)
+	return err
+}
+
+// Restore takes an export back from failed/ (see Folder.Restore).
+func (e *exports) Restore(ctx context.Context, rel string) (sources.Export, error) {
+	f, err := e.folder.Restore(ctx, rel)
+	if err != nil {
+		return nil, err
+	}
+	return e.folder.Export(ctx, f, e.csv), nil
+}
+
 // Count counts the files waiting and those archived (see
 // sources.DropFolder).
 func (e *exports) Count(context.Context) (sources.DropCounts, error) {
