@@ -74,6 +74,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("replaced after the read: it stays", func(t *testing.T) { replacedAfterRead(t, h) })
 	t.Run("server restarted between read and archive", func(t *testing.T) { restartBeforeArchive(t, h) })
 	t.Run("count waiting and archived", func(t *testing.T) { count(t, h) })
+	t.Run("take back from failed", func(t *testing.T) { takeBack(t, h) })
 }
 
 func ready(t *testing.T, folder sources.DropFolder) []sources.Export {
@@ -271,6 +272,45 @@ func count(t *testing.T, h Harness) {
 	want := sources.DropCounts{Waiting: 2, Processed: 1, Failed: 2}
 	if err != nil || got != want {
 		t.Fatalf("Count: %+v %v, want %+v", got, err, want)
+	}
+}
+
+func takeBack(t *testing.T, h Harness) {
+	folder := h.Open(t, stable(), CSV())
+	ctx := context.Background()
+	content := Export(1, 2)
+	h.Put(t, "failed/march.csv", content)
+	h.Put(t, "failed/march.csv.report.json", []byte(`{}`))
+	h.Put(t, "march.csv", Export(7, 1)) // a newer export of the same name waits
+	for _, rel := range []string{"processed/march.csv", "failed/april.csv", "failed/march.csv.report.json", "../failed/march.csv", ""} {
+		if err := folder.FailedExport(ctx, rel); !errors.Is(err, sources.ErrNotFailedExport) {
+			t.Errorf("FailedExport(%q): %v, want a refusal", rel, err)
+		}
+	}
+	if err := folder.FailedExport(ctx, "failed/march.csv"); err != nil {
+		t.Fatalf("FailedExport: %v", err)
+	}
+	x, err := folder.Restore(ctx, "failed/march.csv")
+	if err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if x.SHA256() != sum(content) || x.Name() == "march.csv" || !strings.HasPrefix(x.Name(), "march.") {
+		t.Fatalf("restored as %s (sha %.12s), want a suffixed name beside the waiting march.csv, sha %.12s", x.Name(), x.SHA256(), sum(content))
+	}
+	if b, _ := h.Get(t, "march.csv"); string(b) != string(Export(7, 1)) {
+		t.Errorf("the waiting export was overwritten")
+	}
+	if _, ok := h.Get(t, "failed/march.csv"); ok {
+		t.Errorf("the export is still in failed/")
+	}
+	if _, ok := h.Get(t, "failed/march.csv.report.json"); !ok {
+		t.Errorf("the stopped run's report left failed/")
+	}
+	if r, err := read(t, x); err != nil || len(r.People) != 2 {
+		t.Errorf("read of the restored export: %d people, %v", len(r.People), err)
+	}
+	if err := folder.FailedExport(ctx, "failed/march.csv"); !errors.Is(err, sources.ErrNotFailedExport) || !strings.Contains(err.Error(), "no longer in failed/") {
+		t.Errorf("FailedExport after Restore: %v, want no longer in failed/", err)
 	}
 }
 
