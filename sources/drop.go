@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 )
 
 // ErrUnusable marks an error of Export.Read that makes the export unusable
@@ -50,6 +51,9 @@ type DropFolder interface {
 	// once: without waiting for them to be stable) and the exports
 	// archived in processed/ and failed/, reports left out.
 	Count(ctx context.Context) (DropCounts, error)
+	// Waiting lists the modification times of the files waiting (those
+	// Count counts as waiting), at once, none of them read.
+	Waiting(ctx context.Context) ([]time.Time, error)
 	// FailedExport checks that rel ("failed/NAME", the form of a
 	// report's archivedAs) names an export archived in failed/; every
 	// refusal wraps ErrNotFailedExport and says which rule rel breaks.

@@ -239,7 +239,26 @@ log:
   level: info
   format: json
 tenants:
-  - name: %s
+%s`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
+		csvTenantKeysYAML(tenantName, e.company, e.coll, drop, opts.batchSize, opts.concurrency))
+	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// csvTenantYAML is the configuration of a tenant fed by a drop folder, as
+// an item of the tenants list (more keys of the tenant may follow); dir is
+// the local drop folder (see csvTenantKeysYAML for the other types).
+func csvTenantYAML(name, company, coll, dir string, batchSize, concurrency int) string {
+	return csvTenantKeysYAML(name, company, coll, "dir: "+dir, batchSize, concurrency)
+}
+
+// csvTenantKeysYAML is csvTenantYAML with the drop folder's keys given as
+// they go under source.csv ("dir: /x", or the lines of an SFTP folder
+// joined with a newline and eight spaces).
+func csvTenantKeysYAML(name, company, coll, dropKeys string, batchSize, concurrency int) string {
+	return fmt.Sprintf(`  - name: %s
     companyId: %s
     collectionId: %s
     source:
@@ -250,12 +269,7 @@ tenants:
       batchSize: %d
       concurrency: %d
       defaultBalance: 25
-`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
-		tenantName, e.company, e.coll, drop, opts.batchSize, opts.concurrency)
-	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return e
+`, name, company, coll, dropKeys, batchSize, concurrency)
 }
 
 // command returns the binary run with the test's configuration and token.

@@ -92,6 +92,20 @@ func (e *exports) Restore(ctx context.Context, rel string) (sources.Export, erro
 	return e.folder.Export(ctx, f, e.csv), nil
 }
 
+// Waiting lists the modification times of the files waiting: listed at
+// once, no link followed, no file read.
+func (e *exports) Waiting(context.Context) ([]time.Time, error) {
+	files, err := e.folder.Waiting()
+	if err != nil {
+		return nil, err
+	}
+	times := make([]time.Time, 0, len(files))
+	for _, f := range files {
+		times = append(times, f.ModTime)
+	}
+	return times, nil
+}
+
 // Count counts the files waiting and those archived (see
 // sources.DropFolder).
 func (e *exports) Count(context.Context) (sources.DropCounts, error) {

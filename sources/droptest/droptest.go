@@ -273,6 +273,9 @@ func count(t *testing.T, h Harness) {
 	if err != nil || got != want {
 		t.Fatalf("Count: %+v %v, want %+v", got, err, want)
 	}
+	if times, err := folder.Waiting(context.Background()); err != nil || len(times) != 2 || times[0].IsZero() {
+		t.Errorf("Waiting: %v %v, want the times of a.csv and b.csv", times, err)
+	}
 }
 
 func takeBack(t *testing.T, h Harness) {

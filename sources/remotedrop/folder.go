@@ -233,3 +233,22 @@ func (f *Folder) Count(ctx context.Context) (sources.DropCounts, error) {
 	}
 	return n, nil
 }
+
+// Waiting lists the modification times of the files waiting, in one
+// session, none of them read.
+func (f *Folder) Waiting(ctx context.Context) ([]time.Time, error) {
+	s, err := f.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close() //nolint:errcheck // nothing written in this session
+	found, _, err := f.candidates(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	times := make([]time.Time, 0, len(found))
+	for _, e := range found {
+		times = append(times, e.ModTime)
+	}
+	return times, nil
+}
