@@ -86,8 +86,8 @@ func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store
 		if t.Source.CSV == nil {
 			continue
 		}
-		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func() ([]time.Time, error) {
-			return waitingTimes(t)
+		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func(ctx context.Context) ([]time.Time, error) {
+			return waitingTimes(ctx, t)
 		}})
 	}
 	onError := func(source, tenant string, err error) {
@@ -102,16 +102,10 @@ func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store
 	}, 0, onError)
 }
 
-// waitingListTimeout bounds one listing of a drop folder for the gauges
-// (an SFTP or S3 folder is listed over the network).
-const waitingListTimeout = 10 * time.Second
-
 // waitingTimes lists the modification times of the files waiting in a
 // tenant's drop folder, whatever backend holds it: listed at once, no link
 // followed, no file read (sources.DropFolder.Waiting).
-func waitingTimes(t config.Tenant) ([]time.Time, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), waitingListTimeout)
-	defer cancel()
+func waitingTimes(ctx context.Context, t config.Tenant) ([]time.Time, error) {
 	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
 	if err != nil {
 		return nil, err
