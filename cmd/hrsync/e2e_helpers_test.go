@@ -130,6 +130,10 @@ type configOptions struct {
 	maxAttempts int
 	// store is storeSQLite (the default when empty) or storePostgres.
 	store string
+	// dropFolder, when set, gives the keys of the tenant's drop folder
+	// (under source.csv, without indent) in place of "dir: <e.drop>";
+	// it may start a server and point e.drop at the folder it serves.
+	dropFolder func(e *env) []string
 }
 
 // postgresURL returns the test server's URL, failing the test when unset.
@@ -217,6 +221,10 @@ func newEnv(t *testing.T, opts configOptions) *env {
 	if opts.maxAttempts == 0 {
 		opts.maxAttempts = 3
 	}
+	drop := "dir: " + e.drop
+	if opts.dropFolder != nil {
+		drop = strings.Join(opts.dropFolder(e), "\n        ")
+	}
 	e.config = filepath.Join(e.dir, "hrsync.yaml")
 	cfg := fmt.Sprintf(`store:
 %s
@@ -231,23 +239,37 @@ log:
   level: info
   format: json
 tenants:
-  - name: %s
+%s`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
+		csvTenantKeysYAML(tenantName, e.company, e.coll, drop, opts.batchSize, opts.concurrency))
+	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// csvTenantYAML is the configuration of a tenant fed by a drop folder, as
+// an item of the tenants list (more keys of the tenant may follow); dir is
+// the local drop folder (see csvTenantKeysYAML for the other types).
+func csvTenantYAML(name, company, coll, dir string, batchSize, concurrency int) string {
+	return csvTenantKeysYAML(name, company, coll, "dir: "+dir, batchSize, concurrency)
+}
+
+// csvTenantKeysYAML is csvTenantYAML with the drop folder's keys given as
+// they go under source.csv ("dir: /x", or the lines of an SFTP folder
+// joined with a newline and eight spaces).
+func csvTenantKeysYAML(name, company, coll, dropKeys string, batchSize, concurrency int) string {
+	return fmt.Sprintf(`  - name: %s
     companyId: %s
     collectionId: %s
     source:
       csv:
-        dir: %s
+        %s
         stableFor: 1ms
     people:
       batchSize: %d
       concurrency: %d
       defaultBalance: 25
-`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
-		tenantName, e.company, e.coll, e.drop, opts.batchSize, opts.concurrency)
-	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return e
+`, name, company, coll, dropKeys, batchSize, concurrency)
 }
 
 // command returns the binary run with the test's configuration and token.
