@@ -28,13 +28,7 @@ func TestGrantRules(t *testing.T) {
 		{"schedule", "    schedules: {grants: 'every day'}\n", "tenants[0].schedules.grants", "invalid cron spec"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := load(t, minimal+c.yaml, nil)
-			ps := problemsOf(t, err)
-			if !hasProblem(ps, c.path, c.reason) || len(ps) != 1 {
-				t.Errorf("want only %s: %s, got\n%v", c.path, c.reason, err)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantOnlyProblem(t, minimal+c.yaml, c.path, c.reason) })
 	}
 	t.Run("a duplicate name names its line", func(t *testing.T) {
 		_, err := load(t, minimal+"    grants:\n      rules:\n        - {name: b, type: birthday, amount: 5}\n        - {name: b, type: birthday, amount: 6}\n", nil)
