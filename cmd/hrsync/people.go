@@ -385,8 +385,9 @@ func newGrantsCmd() *cobra.Command {
 		Short: "List the grants ledger and decide about held grants",
 		Long: `A grant whose outcome is unknown (a timeout after sending, a 5xx, a crash between the call and
 its commit) is held, never resent on its own. Check the person's balance on the platform, then:
-  release KEY  it was NOT applied: it is sent again with the next export listing the person
-               (dropping the same file again is enough: only released people are sent)
+  release KEY  it was NOT applied: the people sync sends it again with the next export listing
+               the person (dropping the same file again is enough: only released people are
+               sent); a grants rule's, with the next run grants while its day is in the look-back
   confirm KEY  it WAS applied: record it as applied
   void KEY     never send it
 Each grant belongs to the job and rule that made it (the people sync's initial balance: job people,
@@ -468,7 +469,7 @@ decision refuse a key of another job or rule.`,
 		return c
 	}
 	cmd.AddCommand(
-		decide("release", "released", "Record that held grants were NOT applied, so they are sent again with the next export listing their people",
+		decide("release", "released", "Record that held grants were NOT applied, so they are sent again (the people sync's with the next export listing their people, a grants rule's with the next run grants)",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.ReleaseGrant(ctx, k, n) }),
 		decide("confirm", "confirmed", "Record that held grants WERE applied on the platform",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.ConfirmGrant(ctx, k, n) }),
