@@ -14,7 +14,7 @@ GOLANGCI_LINT := $(GO) tool -modfile=tools/go.mod golangci-lint
 
 REDOCLY_CLI ?= @redocly/cli@2.77.0
 
-.PHONY: help build test test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests
+.PHONY: help build test test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests soak-grants
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ bench: build ## run the go test benchmarks, then the people-sync harness on 1,00
 bench-quick: build ## the people-sync harness alone, on 100,000 rows, one run per store
 	$(GO) build -o bin/peoplebench ./internal/bench/peoplebench
 	bin/peoplebench -rows 100000 -repeat 1 -hrsync $(BIN)
+
+soak-grants: ## the grants crash year on every day of 2025 for 1,000 people, both stores (a few minutes)
+	HRSYNC_GRANTS_SOAK=1 $(GO) test -count=1 -timeout 30m -run 'TestCrashGrants' ./cmd/hrsync
 
 fuzz: ## run each fuzz target for a short while (FUZZTIME=30s)
 	@for pkg in $$($(GO) list ./...); do \

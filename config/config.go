@@ -148,6 +148,8 @@ type Tenant struct {
 	Personalize Personalize `yaml:"personalize"`
 	// Orders is the policy for polling orders into reporting tables.
 	Orders Orders `yaml:"orders"`
+	// Grants are the birthday, work-anniversary and campaign rules.
+	Grants Grants `yaml:"grants"`
 	// Schedules are the daemon's cron specs per job.
 	Schedules Schedules `yaml:"schedules"`
 
@@ -235,6 +237,8 @@ type Schedules struct {
 	Personalize string `yaml:"personalize"`
 	// Orders polls orders.
 	Orders string `yaml:"orders"`
+	// Grants runs the grant rules; hourly by default when there are rules.
+	Grants string `yaml:"grants"`
 }
 
 // Defaults of the keys a file leaves out.
@@ -299,6 +303,7 @@ func DefaultTenant() Tenant {
 			ProductRefresh:   D(24 * time.Hour),
 			Language:         DefaultLanguage,
 		},
+		Grants:    Grants{LookbackDays: DefaultGrantsLookbackDays, Rules: []GrantRule{}},
 		Schedules: Schedules{People: DefaultPeopleCron},
 	}
 }

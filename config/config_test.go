@@ -75,6 +75,17 @@ func problemsOf(t *testing.T, err error) []Problem {
 	return cerr.Problems
 }
 
+// wantOnlyProblem loads content and fails unless its one problem is at
+// path with a reason holding the given text.
+func wantOnlyProblem(t *testing.T, content, path, reason string) {
+	t.Helper()
+	_, err := load(t, content, nil)
+	ps := problemsOf(t, err)
+	if !hasProblem(ps, path, reason) || len(ps) != 1 {
+		t.Errorf("want only %s: %s, got\n%v", path, reason, err)
+	}
+}
+
 // hasProblem reports whether a problem has the path and a reason holding
 // the given text.
 func hasProblem(ps []Problem, path, reason string) bool {
@@ -719,13 +730,7 @@ func TestRanges(t *testing.T) {
 		{"store schema", "store: {schema: 'Drop Table'}\n", "store.schema", "SQL identifier"},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := load(t, minimal+c.yaml, nil)
-			ps := problemsOf(t, err)
-			if !hasProblem(ps, c.path, c.reason) || len(ps) != 1 {
-				t.Errorf("want only %s: %s, got\n%v", c.path, c.reason, err)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantOnlyProblem(t, minimal+c.yaml, c.path, c.reason) })
 	}
 	t.Run("plain http to loopback, or allowed on purpose, is accepted", func(t *testing.T) {
 		for _, api := range []string{"{baseUrl: 'http://127.0.0.1:8080'}", "{baseUrl: 'http://127.8.9.10'}", "{baseUrl: 'http://localhost:1'}",

@@ -52,6 +52,10 @@ func (c *Config) fillDefaults() {
 		if c.Tenants[i].Personalize.Collections == nil {
 			c.Tenants[i].Personalize.Collections = []string{}
 		}
+		if c.Tenants[i].Grants.Rules == nil {
+			c.Tenants[i].Grants.Rules = []GrantRule{}
+		}
+		c.Tenants[i].Grants.fillDefaults(&c.Tenants[i].Schedules)
 	}
 }
 
@@ -102,6 +106,7 @@ func (c *Config) validate(ps *problems) {
 			seen[t.Name] = i
 		}
 		t.validate(path, ps)
+		t.Grants.validate(path, ps, c.Location(), t.People.GrantReason)
 	}
 }
 
@@ -225,6 +230,7 @@ func (t *Tenant) validate(path string, ps *problems) {
 		{"people", t.Schedules.People},
 		{"personalize", t.Schedules.Personalize},
 		{"orders", t.Schedules.Orders},
+		{"grants", t.Schedules.Grants},
 	} {
 		if j.spec == "" {
 			continue

@@ -182,14 +182,22 @@ func seedReporting(t *testing.T, s *store.Store, raw *sql.DB) string {
 		ext    string
 		amount float64
 		state  string
-	}{{"e1", 50, "applied"}, {"e2", 25, "applied"}, {"e3", 30, "applied"}, {"e3", 10, "unknown"}, {"e4", 20, "applied"}} {
+		reason string
+		month  time.Month
+	}{{"e1", 50, "applied", "initial", 1}, {"e2", 25, "applied", "initial", 1}, {"e3", 30, "applied", "initial", 1},
+		{"e3", 10, "unknown", "initial", 1}, {"e4", 20, "applied", "initial", 1},
+		{"e2", 5, "applied", "birthday", 2}, {"e4", 5, "applied", "birthday", 2}, {"e1", 5, "unknown", "birthday", 3}} {
 		q := `INSERT INTO grants (grant_key, tenant, external_id, reason, occurrence, amount, state, created_at, updated_at)
-			VALUES ($1, 'acme', $2, 'initial', $3, $4, $5, $6, $7)`
+			VALUES ($1, 'acme', $2, $8, $3, $4, $5, $6, $7)`
 		if s.Dialect() == "sqlite" {
-			q = strings.NewReplacer("$1", "?", "$2", "?", "$3", "?", "$4", "?", "$5", "?", "$6", "?", "$7", "?").Replace(q)
+			q = strings.NewReplacer("$1", "?", "$2", "?", "$8", "?", "$3", "?", "$4", "?", "$5", "?", "$6", "?", "$7", "?").Replace(q)
 		}
 		occ := strconv.Itoa(i)
-		if _, err := raw.ExecContext(ctx(t), q, "acme/"+g.ext+"/initial/"+occ, g.ext, occ, g.amount, g.state, day(1, 1, 0), day(1, 1, 0)); err != nil {
+		args := []any{"acme/" + g.ext + "/" + g.reason + "/" + occ, g.ext, occ, g.amount, g.state, day(g.month, 3, 0), day(g.month, 3, 0), g.reason}
+		if s.Dialect() == "sqlite" { // placeholders in the order of the text
+			args = []any{args[0], args[1], args[7], args[2], args[3], args[4], args[5], args[6]}
+		}
+		if _, err := raw.ExecContext(ctx(t), q, args...); err != nil {
 			t.Fatalf("seed grant: %v", err)
 		}
 	}
@@ -247,7 +255,7 @@ func TestReportingQueries(t *testing.T) {
 			2:  {{"o3", "e3", "Placed", "2025-02-05"}},
 			3:  {{"p1", "2", "2"}},
 			4:  {{"o1", "e1", "l2", "Hoodie", "2025-01-13T09:00:00Z"}},
-			5:  {{"e1", "Engineering", "50", "30"}, {"e2", "Sales", "25", "10"}, {"e3", "Engineering", "30", "30"}, {"e4", "Finance", "20", "0"}},
+			5:  {{"e1", "Engineering", "50", "30"}, {"e2", "Sales", "30", "10"}, {"e3", "Engineering", "30", "30"}, {"e4", "Finance", "25", "0"}},
 			6:  {{"o1", "l1", "2"}},
 			7:  {{"Shipped", "2"}, {"Pending", "1"}, {"Placed", "1"}},
 			8:  {{"p1", "Notebook", "4"}, {"p2", "Hoodie", "1"}},
@@ -256,6 +264,8 @@ func TestReportingQueries(t *testing.T) {
 			11: {{"o3", "e3", "Placed", "2025-02-05"}},
 			12: {{"apparel", "1"}, {"office", "2"}, {"paper", "1"}},
 			13: {{"e4", "Finance"}},
+			14: {{"initial", "2025-01", "applied", "4", "125"}, {"initial", "2025-01", "unknown", "1", "10"},
+				{"birthday", "2025-02", "applied", "2", "10"}, {"birthday", "2025-03", "unknown", "1", "5"}},
 		}
 		seen := map[int]bool{}
 		for _, q := range queries {
@@ -283,6 +293,7 @@ func TestReportingQueries(t *testing.T) {
 var reportingTables = []string{
 	"orders", "order_line_items", "shipments", "order_status_history", "line_item_status_history",
 	"products", "product_tags", "orders_watermarks", "analyst_people", "analyst_grants", "order_facts", "line_item_facts",
+	"grants_by_rule_month",
 }
 
 func TestReportingPostgres(t *testing.T) {
@@ -349,7 +360,7 @@ func TestReportingPostgres(t *testing.T) {
 		_, err = conn.ExecContext(ctx(t), "SET ROLE "+role)
 		must(t, err)
 		defer func() { _, _ = conn.ExecContext(ctx(t), "RESET ROLE") }()
-		for _, tbl := range []string{"orders", "order_line_items", "analyst_people", "analyst_grants", "order_facts", "line_item_facts"} {
+		for _, tbl := range []string{"orders", "order_line_items", "analyst_people", "analyst_grants", "order_facts", "line_item_facts", "grants_by_rule_month"} {
 			var n int
 			if err := conn.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM "+tbl).Scan(&n); err != nil {
 				t.Errorf("analyst cannot read %s: %v", tbl, err)

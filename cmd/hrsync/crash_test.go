@@ -246,10 +246,17 @@ func pendingExports(t *testing.T, e *env) int {
 // whether the run was killed, and else how it ended on its own.
 func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
 	t.Helper()
+	return runArgsAndKill(t, e, kp, "run", "people")
+}
+
+// runArgsAndKill starts the binary with args and kills it with SIGKILL at
+// kp, as runAndKill does.
+func runArgsAndKill(t *testing.T, e *env, kp killPoint, args ...string) (bool, result) {
+	t.Helper()
 	base := countOp(e.emu.requests(t), "createPeople")
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
-	cmd := e.command(ctx, "run", "people")
+	cmd := e.command(ctx, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -284,7 +291,7 @@ func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
 			t.Fatalf("kill the run: %v", err)
 		}
 		waitErr = <-exited
-		waitLockFreed(t, e, "people-acme")
+		waitLockFreed(t, e, args[1]+"-"+tenantName) // run JOB: the job's lock
 	}
 	res := result{stdout: stdout.String(), stderr: stderr.String()}
 	var exit *exec.ExitError
@@ -297,7 +304,7 @@ func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
 	case errors.As(waitErr, &exit) && !finished:
 		return true, res // killed by our signal
 	default:
-		t.Fatalf("run people: %v\n%s", waitErr, res)
+		t.Fatalf("%v: %v\n%s", args, waitErr, res)
 	}
 	return false, res
 }

@@ -112,6 +112,7 @@ func daemonSchedules(log *zap.Logger, tenants []config.Tenant, reg *runner.Regis
 			{store.JobPeople, t.Schedules.People},
 			{store.JobPersonalize, t.Schedules.Personalize},
 			{store.JobOrders, t.Schedules.Orders},
+			{store.JobGrants, t.Schedules.Grants},
 		} {
 			if js.spec == "" {
 				continue

@@ -22,12 +22,13 @@ import (
 	"hrsync/internal/runner"
 	"hrsync/internal/shard"
 	"hrsync/store"
+	"hrsync/sync/grants"
 	"hrsync/sync/people"
 )
 
 // allJobs are the jobs in the order `run all` runs them for a tenant.
 func allJobs() []store.Job {
-	return []store.Job{store.JobPeople, store.JobPersonalize, store.JobOrders}
+	return []store.Job{store.JobPeople, store.JobGrants, store.JobPersonalize, store.JobOrders}
 }
 
 // jobOptions are the per-process choices of the jobs a runner holds.
@@ -36,6 +37,8 @@ type jobOptions struct {
 	out io.Writer
 	// flags are the operator's per-run choices for the people sync.
 	flags people.RunFlags
+	// grantFlags are the operator's per-run choices for the grants job.
+	grantFlags grants.RunFlags
 	// configPath is the configuration file as the operator named it, for
 	// the commands a report suggests (retry.go).
 	configPath string
@@ -82,6 +85,9 @@ func (a *app) newJobs(ctx context.Context, tenants []config.Tenant, m *metrics.M
 func (a *app) registerJobs(reg *runner.Registry, tenants []config.Tenant, st *store.Store, client people.Creator, opts jobOptions) error {
 	for _, t := range tenants {
 		if err := reg.Register(store.JobPeople, t.Name, a.peopleFunc(t, st, client, opts)); err != nil {
+			return err
+		}
+		if err := reg.Register(store.JobGrants, t.Name, a.grantsFunc(t, st, client, opts)); err != nil {
 			return err
 		}
 		if err := reg.Register(store.JobPersonalize, t.Name, a.personalizeFunc(t, st, client, opts)); err != nil {
@@ -165,7 +171,15 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			asOf, err := parseDay(cmd)
+			if err != nil {
+				return err
+			}
+			if err := notAhead(cmd, a, asOf); err != nil {
+				return err
+			}
 			return runCycle(cmd.Context(), a, cmd, jobsOf, jobOptions{flags: people.RunFlags{OverrideSafeguards: override},
+				grantFlags: grants.RunFlags{AsOf: asOf, OverrideSafeguards: override},
 				configPath: configPathOf(cmd), retry: retry})
 		},
 	}
@@ -175,6 +189,10 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 	if name == "people" {
 		cmd.Flags().String("file", "", "take this export back from the drop folder's failed/ (failed/NAME) and run only it, once; "+
 			"with --override-safeguards after a safeguard stop (needs --tenant with several tenants)")
+	}
+	if name == "grants" {
+		cmd.Flags().String("date", "", "grant as of this past day (YYYY-MM-DD, in the rules' time zone) instead of today: "+
+			"the occurrences of that day and of the look-back before it that no run granted")
 	}
 	return cmd
 }

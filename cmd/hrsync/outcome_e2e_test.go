@@ -291,7 +291,7 @@ func TestE2EOutcomeAttentionAndOK(t *testing.T) {
 
 	// Every job of a cycle, JSON from the first line to the last.
 	res = e.mustRun(0, "run", "all")
-	if last = lastLine(t, res); last.Msg != "ok: 3 cycles done (people, personalize, orders of tenant "+tenantName+")" || last.ExitCode != 0 {
+	if last = lastLine(t, res); last.Msg != "ok: 4 cycles done (people, grants, personalize, orders of tenant "+tenantName+")" || last.ExitCode != 0 {
 		t.Errorf("run all: last line %+v", last)
 	}
 }

@@ -190,11 +190,15 @@ the export trips. It changes nothing. -o json prints the plans as a JSON list.`,
 			if len(plans) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "no export is ready")
 			}
-			return a.printPersonalizePlans(cmd.Context(), cmd.OutOrStdout(), st, tenants)
+			if err := a.printPersonalizePlans(cmd.Context(), cmd.OutOrStdout(), st, tenants); err != nil {
+				return err
+			}
+			return a.printGrantsPlans(cmd.Context(), cmd.OutOrStdout(), st, tenants)
 		},
 	}
 	addConfigFlags(cmd)
 	addOutputFlag(cmd)
+	cmd.AddCommand(newPlanGrantsCmd())
 	return cmd
 }
 
@@ -333,7 +337,8 @@ tenant in exactly one. A shard that holds no tenant exits 0.`,
 		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []store.Job{store.JobPeople}),
 		newRunJobCmd("personalize", "Personalize collections for new hires", []store.Job{store.JobPersonalize}),
 		newRunJobCmd("orders", "Poll orders into the reporting tables", []store.Job{store.JobOrders}),
-		newRunJobCmd("all", "Run people, personalize and orders, one after the other, for each tenant", allJobs()),
+		newRunJobCmd("grants", "Grant birthdays, work anniversaries and campaigns by the tenants' rules, exactly once", []store.Job{store.JobGrants}),
+		newRunJobCmd("all", "Run people, grants, personalize and orders, one after the other, for each tenant", allJobs()),
 	)
 	return cmd
 }
@@ -380,8 +385,9 @@ func newGrantsCmd() *cobra.Command {
 		Short: "List the grants ledger and decide about held grants",
 		Long: `A grant whose outcome is unknown (a timeout after sending, a 5xx, a crash between the call and
 its commit) is held, never resent on its own. Check the person's balance on the platform, then:
-  release KEY  it was NOT applied: it is sent again with the next export listing the person
-               (dropping the same file again is enough: only released people are sent)
+  release KEY  it was NOT applied: the people sync sends it again with the next export listing
+               the person (dropping the same file again is enough: only released people are
+               sent); a grants rule's, with the next run grants while its day is in the look-back
   confirm KEY  it WAS applied: record it as applied
   void KEY     never send it
 Each grant belongs to the job and rule that made it (the people sync's initial balance: job people,
@@ -463,7 +469,7 @@ decision refuse a key of another job or rule.`,
 		return c
 	}
 	cmd.AddCommand(
-		decide("release", "released", "Record that held grants were NOT applied, so they are sent again with the next export listing their people",
+		decide("release", "released", "Record that held grants were NOT applied, so they are sent again (the people sync's with the next export listing their people, a grants rule's with the next run grants)",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.ReleaseGrant(ctx, k, n) }),
 		decide("confirm", "confirmed", "Record that held grants WERE applied on the platform",
 			func(ctx context.Context, st *store.Store, k, n string) error { return st.ConfirmGrant(ctx, k, n) }),

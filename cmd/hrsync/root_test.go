@@ -32,7 +32,9 @@ func groups(root *cobra.Command) [][]string {
 	var out [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
-		if c.HasSubCommands() {
+		// A command that runs itself with arguments (plan [FILE...], with
+		// its subcommand plan grants) reads an unknown word as an argument.
+		if c.HasSubCommands() && !takesArgs(path) {
 			out = append(out, path)
 		}
 		for _, sub := range c.Commands() {
@@ -43,12 +45,17 @@ func groups(root *cobra.Command) [][]string {
 	return out
 }
 
-// leaves returns the path of every runnable command without subcommands.
+// takesArgs tells the commands with subcommands that run themselves with
+// arguments: `plan [FILE...]` beside `plan grants`.
+func takesArgs(path []string) bool { return strings.Join(path, " ") == "plan" }
+
+// leaves returns the path of every command without subcommands, and of
+// every runnable command with some (plan).
 func leaves(root *cobra.Command) [][]string {
 	var out [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
-		if !c.HasSubCommands() {
+		if !c.HasSubCommands() || takesArgs(path) {
 			out = append(out, path)
 		}
 		for _, sub := range c.Commands() {

@@ -54,6 +54,9 @@ type statusTenant struct {
 	// OrdersPolling counts the orders whose status is still polled (neither
 	// final nor stopped).
 	OrdersPolling *int `json:"ordersPolling"`
+	// GrantRules are the tenant's grant rules with the last day the grants
+	// job processed for each.
+	GrantRules []statusRule `json:"grantRules"`
 }
 
 // statusFiles counts a drop folder's files.
@@ -158,6 +161,9 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 		if stt.OrdersPolling, err = ordersPolling(ctx, st, t.Name); err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
+		if stt.GrantRules, err = grantRules(ctx, st, t); err != nil {
+			return nil, err
+		}
 		rep.Tenants = append(rep.Tenants, stt)
 	}
 	return rep, nil
@@ -257,6 +263,7 @@ func printStatus(w io.Writer, rep *statusReport) error {
 		return fmt.Errorf("print status: %w", err)
 	}
 	printPersonalizations(w, rep)
+	printGrantRules(w, rep)
 	return nil
 }
 

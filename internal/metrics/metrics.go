@@ -58,6 +58,7 @@ type Metrics struct {
 	peopleCreated  *prometheus.CounterVec
 	grantsApplied  *prometheus.CounterVec
 	grantsHeld     *prometheus.GaugeVec
+	ruleGrants     *prometheus.CounterVec
 	rowsRejected   *prometheus.CounterVec
 	ordersByStatus *prometheus.GaugeVec
 	apiCalls       *prometheus.CounterVec
@@ -94,6 +95,11 @@ func New() *Metrics {
 		[]string{"job", "tenant", "outcome"})
 	m.peopleCreated = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "people_created_total",
 		Help: "People created on the platform, by the job that created them and tenant."}, jt)
+	m.ruleGrants = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rule_grants_total",
+		Help: "Grants of the grants job's rules, by tenant, rule and result: applied (the platform confirmed it), " +
+			"held (outcome unknown, waiting for an operator) or skipped (an occurrence owed to nobody: not active on the day, " +
+			"outside the rule's filters, not yet on the platform)."},
+		[]string{"tenant", "rule", "result"})
 	m.grantsApplied = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "grants_applied_total",
 		Help: "Balance grants the platform applied, by the job that sent them and tenant."}, jt)
 	m.grantsHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "grants_held",
@@ -124,7 +130,7 @@ func New() *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.runs, m.runDuration, m.running, m.skipped, m.panics, m.lastSuccess,
-		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.rowsRejected, m.ordersByStatus,
+		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.ruleGrants, m.rowsRejected, m.ordersByStatus,
 		m.apiCalls, m.apiDuration, m.apiRetries, m.rateWaits, m.rateWaitSecs,
 		m.lastOutcome, m.buildInfo, m.collectErrors,
 	)
@@ -261,6 +267,28 @@ func (m *Metrics) ObserveCounts(job, tenant string, counts map[string]int) {
 	}
 	if n := counts[CountRejected]; n > 0 {
 		m.rowsRejected.WithLabelValues(job, tenant).Add(float64(n))
+	}
+}
+
+// RuleGrants are what one run of the grants job did for one rule.
+type RuleGrants struct {
+	Rule    string
+	Applied int
+	Held    int
+	Skipped int
+}
+
+// ObserveRuleGrants adds a grants run's counts of one rule to
+// hrsync_rule_grants_total{tenant,rule,result}.
+func (m *Metrics) ObserveRuleGrants(tenant string, rg RuleGrants) {
+	for _, r := range []struct {
+		result string
+		n      int
+	}{{"applied", rg.Applied}, {"held", rg.Held}, {"skipped", rg.Skipped}} {
+		c := m.ruleGrants.WithLabelValues(tenant, rg.Rule, r.result)
+		if r.n > 0 {
+			c.Add(float64(r.n))
+		}
 	}
 }
 

@@ -50,6 +50,8 @@ type Result struct {
 	// the last line of `hrsync run` and the cycle's log line.
 	Cause string
 	Next  string
+	// RuleGrants, when not nil, are the grants job's counts per rule.
+	RuleGrants []metrics.RuleGrants
 	// Report is the job's own report of the cycle, for `hrsync run -o
 	// json`; nil when the job made none.
 	Report any
@@ -181,6 +183,9 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 	if m != nil {
 		m.RunFinished(string(k.Job), k.Tenant, string(res.Outcome), took, r.now())
 		m.ObserveCounts(string(k.Job), k.Tenant, res.Counts)
+		for _, rg := range res.RuleGrants {
+			m.ObserveRuleGrants(k.Tenant, rg)
+		}
 		if res.GrantsHeld != nil {
 			m.SetGrantsHeld(string(k.Job), k.Tenant, *res.GrantsHeld)
 		}

@@ -76,7 +76,8 @@ func TestRunOnce(t *testing.T) {
 	funcs := map[string]Func{
 		"ok": func(ctx context.Context) (Result, error) {
 			gotCtx = ctx
-			return Result{Counts: map[string]int{metrics.CountCreated: 2}, GrantsHeld: &held}, nil
+			return Result{Counts: map[string]int{metrics.CountCreated: 2}, GrantsHeld: &held,
+				RuleGrants: []metrics.RuleGrants{{Rule: "birthday", Applied: 5, Held: 1, Skipped: 2}}}, nil
 		},
 		"attention": func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeAttention}, nil },
 		"error": func(context.Context) (Result, error) {
@@ -145,6 +146,11 @@ func TestRunOnce(t *testing.T) {
 		}
 		if v := counter(t, "hrsync_grants_held", "ok", ""); v != 3 {
 			t.Errorf("grants held = %v", v)
+		}
+		for result, want := range map[string]float64{"applied": 5, "held": 1, "skipped": 2} {
+			if v := ruleGrants(t, m, "ok", "birthday", result); v != want {
+				t.Errorf("rule grants %s = %v, want %v", result, v, want)
+			}
 		}
 	})
 	t.Run("an error fails an ok outcome", func(t *testing.T) {
@@ -274,4 +280,28 @@ func TestProgress(t *testing.T) {
 			t.Errorf("printed %q", out)
 		}
 	})
+}
+
+// ruleGrants reads hrsync_rule_grants_total{tenant,rule,result}.
+func ruleGrants(t *testing.T, m *metrics.Metrics, tenant, rule, result string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "hrsync_rule_grants_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["tenant"] == tenant && labels["rule"] == rule && labels["result"] == result {
+				return s.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
 }

@@ -59,6 +59,8 @@ type Options struct {
 	// Progress, when not nil, is told after each createPeople batch how many
 	// of the run's new people were handled so far; it must not block.
 	Progress func(done, total int)
+	// Now is the clock of departures and sightings; nil means time.Now.
+	Now func() time.Time
 }
 
 // Job runs the people sync of one tenant.
@@ -107,7 +109,11 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 		return nil, fmt.Errorf("people sync: %w", err)
 	}
 	opts.BatchSize = snd.BatchSize()
-	return &Job{opts: opts, store: st, sender: snd, log: log, now: time.Now}, nil
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	return &Job{opts: opts, store: st, sender: snd, log: log, now: now}, nil
 }
 
 // Result is what applying a plan did: the people saved and marked departed
