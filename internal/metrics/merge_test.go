@@ -81,3 +81,37 @@ func TestMergeFamilies(t *testing.T) {
 		t.Errorf("a family whose type changed = %v, want the run's own", f)
 	}
 }
+
+// TestGroupOfARuleGrant: the grants job's per-rule series go with its own
+// group when a one-shot run pushes, and with no other job's.
+func TestGroupOfARuleGrant(t *testing.T) {
+	m := New()
+	m.ObserveRuleGrants("grants", "acme", RuleGrants{Rule: "birthday", Applied: 3})
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pushed := func(job string) float64 {
+		for _, f := range groupFamilies(families, Group{Job: job, Tenant: "acme"}, false) {
+			if f.GetName() != "hrsync_rule_grants_total" {
+				continue
+			}
+			sum := 0.0
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if l.GetName() == "result" && l.GetValue() == "applied" {
+						sum += s.GetCounter().GetValue()
+					}
+				}
+			}
+			return sum
+		}
+		return -1
+	}
+	if got := pushed("grants"); got != 3 {
+		t.Errorf("grants group: applied = %v, want 3", got)
+	}
+	if got := pushed("people"); got != -1 {
+		t.Errorf("people group carries the grants job's rule series (%v)", got)
+	}
+}

@@ -96,10 +96,10 @@ func New() *Metrics {
 	m.peopleCreated = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "people_created_total",
 		Help: "People created on the platform, by the job that created them and tenant."}, jt)
 	m.ruleGrants = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rule_grants_total",
-		Help: "Grants of the grants job's rules, by tenant, rule and result: applied (the platform confirmed it), " +
+		Help: "Grants of the grants job's rules, by job, tenant, rule and result: applied (the platform confirmed it), " +
 			"held (outcome unknown, waiting for an operator) or skipped (an occurrence owed to nobody: not active on the day, " +
 			"outside the rule's filters, not yet on the platform)."},
-		[]string{"tenant", "rule", "result"})
+		[]string{"job", "tenant", "rule", "result"})
 	m.grantsApplied = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "grants_applied_total",
 		Help: "Balance grants the platform applied, by the job that sent them and tenant."}, jt)
 	m.grantsHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "grants_held",
@@ -278,14 +278,15 @@ type RuleGrants struct {
 	Skipped int
 }
 
-// ObserveRuleGrants adds a grants run's counts of one rule to
-// hrsync_rule_grants_total{tenant,rule,result}.
-func (m *Metrics) ObserveRuleGrants(tenant string, rg RuleGrants) {
+// ObserveRuleGrants adds the counts of one rule of a run of job to
+// hrsync_rule_grants_total{job,tenant,rule,result}. The job label lets a
+// one-shot run push the series with its job's group.
+func (m *Metrics) ObserveRuleGrants(job, tenant string, rg RuleGrants) {
 	for _, r := range []struct {
 		result string
 		n      int
 	}{{"applied", rg.Applied}, {"held", rg.Held}, {"skipped", rg.Skipped}} {
-		c := m.ruleGrants.WithLabelValues(tenant, rg.Rule, r.result)
+		c := m.ruleGrants.WithLabelValues(job, tenant, rg.Rule, r.result)
 		if r.n > 0 {
 			c.Add(float64(r.n))
 		}

@@ -103,14 +103,14 @@ func TestMetrics(t *testing.T) {
 	})
 	t.Run("rule grants by tenant, rule and result", func(t *testing.T) {
 		m := New()
-		m.ObserveRuleGrants("acme", RuleGrants{Rule: "birthday", Applied: 3, Held: 1})
-		m.ObserveRuleGrants("acme", RuleGrants{Rule: "birthday", Applied: 2, Skipped: 4})
-		m.ObserveRuleGrants("acme", RuleGrants{Rule: "winter"})
+		m.ObserveRuleGrants("grants", "acme", RuleGrants{Rule: "birthday", Applied: 3, Held: 1})
+		m.ObserveRuleGrants("grants", "acme", RuleGrants{Rule: "birthday", Applied: 2, Skipped: 4})
+		m.ObserveRuleGrants("grants", "acme", RuleGrants{Rule: "winter"})
 		for _, c := range []struct {
 			rule, result string
 			want         float64
 		}{{"birthday", "applied", 5}, {"birthday", "held", 1}, {"birthday", "skipped", 4}, {"winter", "applied", 0}} {
-			v, ok := value(t, m, "hrsync_rule_grants_total", map[string]string{"tenant": "acme", "rule": c.rule, "result": c.result})
+			v, ok := value(t, m, "hrsync_rule_grants_total", map[string]string{"job": "grants", "tenant": "acme", "rule": c.rule, "result": c.result})
 			if !ok || v != c.want {
 				t.Errorf("%s %s = %v (present %v), want %v", c.rule, c.result, v, ok, c.want)
 			}

@@ -184,7 +184,7 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		m.RunFinished(string(k.Job), k.Tenant, string(res.Outcome), took, r.now())
 		m.ObserveCounts(string(k.Job), k.Tenant, res.Counts)
 		for _, rg := range res.RuleGrants {
-			m.ObserveRuleGrants(k.Tenant, rg)
+			m.ObserveRuleGrants(string(k.Job), k.Tenant, rg)
 		}
 		if res.GrantsHeld != nil {
 			m.SetGrantsHeld(string(k.Job), k.Tenant, *res.GrantsHeld)

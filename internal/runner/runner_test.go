@@ -282,7 +282,7 @@ func TestProgress(t *testing.T) {
 	})
 }
 
-// ruleGrants reads hrsync_rule_grants_total{tenant,rule,result}.
+// ruleGrants reads hrsync_rule_grants_total{job,tenant,rule,result} of any job.
 func ruleGrants(t *testing.T, m *metrics.Metrics, tenant, rule, result string) float64 {
 	t.Helper()
 	families, err := m.Registry().Gather()
