@@ -59,6 +59,8 @@ func (c *Config) fillDefaults() {
 func (c *Config) validate(ps *problems) {
 	c.validateStore(ps)
 	c.validateAPI(ps)
+	c.validateReports(ps)
+	c.validateNotify(ps)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"os"
 	"errors"
 	"fmt"
 	"math"
@@ -375,6 +376,11 @@ type DropFolderOptions struct {
 	StableFor time.Duration `yaml:"stableFor"`
 	// DoneMarker makes a file ready only once "<file>.done" exists beside it.
 	DoneMarker bool `yaml:"doneMarker"`
+	// ReportMode is the mode of the reports written beside an archived
+	// export, and, with the owner's search bit added where the group or
+	// others may read, of processed/ and failed/. Zero means 0600. It is
+	// set from the configuration's reports.mode, not per folder.
+	ReportMode os.FileMode `yaml:"-"`
 }
 
 // WithDefaults returns the options with empty values set to their defaults.

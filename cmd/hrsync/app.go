@@ -36,6 +36,9 @@ type app struct {
 	// observer and progress are set by run and daemon (jobs.go).
 	observer apiclient.Observer
 	progress *runner.Progress
+	// configPath is the configuration file as the operator named it, for
+	// the commands a report suggests (retry.go).
+	configPath string
 }
 
 // addConfigFlags adds the flags every command that reads the configuration takes.
@@ -65,7 +68,7 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 		log.Warn("api.allowInsecureHTTP: the API token is sent in clear over plain HTTP to a host that is not loopback",
 			zap.String("baseUrl", cfg.API.BaseURL))
 	}
-	return &app{cfg: cfg, log: log}, nil
+	return &app{cfg: cfg, log: log, configPath: configPathOf(cmd)}, nil
 }
 
 // folderAccess is how much of the CSV drop folders a command needs, checked
@@ -268,6 +271,9 @@ func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator
 		},
 		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
 		Progress:            a.peopleProgress(t.Name),
+		OverrideCommand: func(archivedAs string) string {
+			return safeguardNextStep(a.configPath, t.Name, archivedAs)
+		},
 	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
 }
 
@@ -365,14 +371,14 @@ func folderExport(ctx context.Context, folder *dropfolder.Folder, f dropfolder.F
 			return fh, err
 		},
 		check: func(fh *os.File) error { return folder.Unchanged(fh, f) },
-		archive: func(processed bool, report []byte) (string, error) {
+		archive: func(processed bool, render sources.RenderReports) (string, error) {
 			outcome := dropfolder.Failed
 			if processed {
 				outcome = dropfolder.Processed
 			}
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			dest, err := folder.Archive(actx, f, outcome, json.RawMessage(report))
+			dest, err := folder.Archive(actx, f, outcome, render)
 			if err != nil {
 				return "", err
 			}
@@ -415,7 +421,7 @@ func (q *queryExport) Read(ctx context.Context, h sources.Handler) (sources.Stat
 
 func (q *queryExport) SHA256() string                       { return "" }
 func (q *queryExport) Size() int64                          { return 0 }
-func (q *queryExport) Archive(bool, []byte) (string, error) { return "", nil }
+func (q *queryExport) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
 
 // fileExport is a CSV file as a people.Export, read through open: its
 // name is the escaped one every output prints.
@@ -428,7 +434,7 @@ type fileExport struct {
 	// whether the file is still the version opened (sources.ErrChanged if not).
 	open    func() (*os.File, error)
 	check   func(fh *os.File) error
-	archive func(processed bool, report []byte) (string, error)
+	archive func(processed bool, render sources.RenderReports) (string, error)
 }
 
 func (f *fileExport) Name() string   { return f.name }
@@ -450,11 +456,22 @@ func (f *fileExport) Read(ctx context.Context, h sources.Handler) (sources.Stats
 	return st, f.check(fh)
 }
 
-func (f *fileExport) Archive(processed bool, report []byte) (string, error) {
+func (f *fileExport) Archive(processed bool, render sources.RenderReports) (string, error) {
 	if f.archive == nil {
 		return "", nil
 	}
-	return f.archive(processed, report)
+	return f.archive(processed, render)
+}
+
+// Rows reads back the records of the file that start on the given lines,
+// for the rejects report (people.RowReader).
+func (f *fileExport) Rows(ctx context.Context, lines map[int]bool) ([]string, map[int][]string, error) {
+	fh, err := f.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer fh.Close() //nolint:errcheck // read only
+	return csvsrc.Rows(ctx, f.name, fh, f.opts, lines)
 }
 
 // printJSON writes v as indented JSON, the form of every --json output.

@@ -63,6 +63,10 @@ type Options struct {
 	// Progress, when not nil, is told after each createPeople batch how many
 	// of the run's new people were handled so far; it must not block.
 	Progress func(done, total int)
+	// OverrideCommand, when not nil, is the command that runs an export a
+	// safeguard stopped, archived as archivedAs, once past the
+	// safeguards: the HTML report beside it shows it.
+	OverrideCommand func(archivedAs string) string
 }
 
 // Job runs the people sync of one tenant.
