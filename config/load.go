@@ -172,6 +172,7 @@ func (c *Config) resolvePaths(dir string) {
 		c.Store.URL = NewConnURL("sqlite:" + p)
 	}
 	abs(&c.Notify.SMTP.PasswordFile)
+	abs(&c.Notify.SMTP.CAFile)
 	for i := range c.Tenants {
 		c.Tenants[i].Source.resolvePaths(abs)
 		for k := range c.Tenants[i].Notify.Webhooks {

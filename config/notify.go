@@ -74,6 +74,9 @@ type SMTP struct {
 	// StartTLS is required (default: the server must offer STARTTLS) or
 	// none (plain SMTP, only to a loopback server).
 	StartTLS string `yaml:"starttls"`
+	// CAFile names PEM certificates of the authorities that sign the
+	// server's certificate; empty trusts the system's.
+	CAFile string `yaml:"caFile"`
 }
 
 // TenantNotify is who hears about a tenant's runs.

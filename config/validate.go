@@ -52,6 +52,12 @@ func (c *Config) fillDefaults() {
 		if c.Tenants[i].Personalize.Collections == nil {
 			c.Tenants[i].Personalize.Collections = []string{}
 		}
+		if n := &c.Tenants[i].Notify; n.Email == nil {
+			n.Email = []string{}
+		}
+		if n := &c.Tenants[i].Notify; n.Webhooks == nil {
+			n.Webhooks = []Webhook{}
+		}
 	}
 }
 
