@@ -53,6 +53,7 @@ type Metrics struct {
 	apiRetries     *prometheus.CounterVec
 	rateWaits      *prometheus.CounterVec
 	rateWaitSecs   *prometheus.CounterVec
+	notifications  notificationCounters
 }
 
 // New creates the metrics in a new registry, with the Go runtime and
@@ -104,6 +105,7 @@ func New() *Metrics {
 		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.rowsRejected, m.ordersByStatus,
 		m.apiCalls, m.apiDuration, m.apiRetries, m.rateWaits, m.rateWaitSecs,
 	)
+	m.notifications = newNotificationCounters(m.reg)
 	return m
 }
 
