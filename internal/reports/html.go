@@ -57,7 +57,7 @@ type count struct {
 }
 
 // HTML renders the one-page summary: inline CSS, no script, no external
-// asset.
+// asset. Counts of zero are left out.
 func HTML(s Summary) ([]byte, error) {
 	names := make([]string, 0, len(s.Counts))
 	for k := range s.Counts {
@@ -66,7 +66,9 @@ func HTML(s Summary) ([]byte, error) {
 	slices.Sort(names)
 	counts := make([]count, 0, len(names))
 	for _, k := range names {
-		counts = append(counts, count{k, s.Counts[k]})
+		if s.Counts[k] != 0 {
+			counts = append(counts, count{k, s.Counts[k]})
+		}
 	}
 	var buf bytes.Buffer
 	err := summaryTmpl.Execute(&buf, struct {

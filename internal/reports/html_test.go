@@ -13,7 +13,7 @@ func sampleSummary() Summary {
 		Cause:    "a safeguard stopped the run before any call: 30 of 100 active people (30.0%) would be marked departed; the limit is 20.0%",
 		Next:     "once you have checked the export, run it once past the safeguards: hrsync run people --config hrsync.yaml --tenant acme --override-safeguards --file failed/employees.csv",
 		Override: "hrsync run people --config hrsync.yaml --tenant acme --override-safeguards --file failed/employees.csv",
-		Counts:   map[string]int{"new": 3, "rejected": 2, "departed": 30, "unchanged": 67},
+		Counts:   map[string]int{"new": 3, "rejected": 2, "departed": 30, "unchanged": 67, "created": 0},
 		Stops:    []string{"30 of 100 active people (30.0%) would be marked departed; the limit is 20.0%"},
 		Rejections: []Rejection{
 			{Line: 4, Column: "email", Reason: `invalid email "j***@e***.test": no domain`},
@@ -45,6 +45,9 @@ func TestHTML(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("the report lacks %q", want)
 		}
+	}
+	if strings.Contains(html, "<td>created</td>") {
+		t.Error("a count of zero is shown")
 	}
 	t.Run("no external asset, no script", func(t *testing.T) {
 		for _, bad := range []string{"<script", "<link", "src=", "href=", "@import", "url("} {

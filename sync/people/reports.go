@@ -98,6 +98,10 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	for _, r := range er.Rejections {
 		summary.Rejections = append(summary.Rejections, reports.Rejection{Line: r.Line, Column: r.Field, Reason: r.Reason})
 	}
+	if rejectsName != "" && er.Outcome == store.OutcomeAttention && er.Next == seeReport {
+		// The page is the report: its next step is the fix.
+		summary.Next = "fix the rejected rows in " + rejectsName + " (beside this report) and drop that file into the drop folder again"
+	}
 	html, err := reports.HTML(summary)
 	if err != nil {
 		return nil, err
