@@ -1,10 +1,10 @@
 package sources
 
 import (
-	"os"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"

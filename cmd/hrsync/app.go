@@ -419,8 +419,8 @@ func (q *queryExport) Read(ctx context.Context, h sources.Handler) (sources.Stat
 	return st, err
 }
 
-func (q *queryExport) SHA256() string                       { return "" }
-func (q *queryExport) Size() int64                          { return 0 }
+func (q *queryExport) SHA256() string                                      { return "" }
+func (q *queryExport) Size() int64                                         { return 0 }
 func (q *queryExport) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
 
 // fileExport is a CSV file as a people.Export, read through open: its
