@@ -45,10 +45,10 @@ type Rejection struct {
 	Reason string
 }
 
+// summaryText is the page's template.
+//
 //go:embed summary.html.tmpl
 var summaryText string
-
-var summaryTmpl = template.Must(template.New("summary").Parse(summaryText))
 
 // count is one count of the report, in a stable order.
 type count struct {
@@ -70,8 +70,12 @@ func HTML(s Summary) ([]byte, error) {
 			counts = append(counts, count{k, s.Counts[k]})
 		}
 	}
+	tmpl, err := template.New("summary").Parse(summaryText)
+	if err != nil {
+		return nil, fmt.Errorf("parse the html report's template: %w", err)
+	}
 	var buf bytes.Buffer
-	err := summaryTmpl.Execute(&buf, struct {
+	err = tmpl.Execute(&buf, struct {
 		Summary
 		CountList []count
 		Tone      string

@@ -292,7 +292,9 @@ func TestNotifierFollowsTheOutcome(t *testing.T) {
 		},
 		"panics": func(context.Context) (Result, error) { panic("boom") },
 		"locked": func(context.Context) (Result, error) { return Result{}, fmt.Errorf("lock: %w", store.ErrLocked) },
-		"errors": func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeOK}, errors.New("source down") },
+		"errors": func(context.Context) (Result, error) {
+			return Result{Outcome: store.OutcomeOK}, errors.New("source down")
+		},
 	}
 	for tenant, fn := range jobs {
 		if err := reg.Register(store.JobPeople, tenant, fn); err != nil {
