@@ -465,10 +465,10 @@ func (f *fileExport) Archive(processed bool, render sources.RenderReports) (stri
 
 // Rows reads back the records of the file that start on the given lines,
 // for the rejects report (people.RowReader).
-func (f *fileExport) Rows(ctx context.Context, lines map[int]bool) ([]string, map[int][]string, error) {
+func (f *fileExport) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error) {
 	fh, err := f.open()
 	if err != nil {
-		return nil, nil, err
+		return csvsrc.Records{}, err
 	}
 	defer fh.Close() //nolint:errcheck // read only
 	return csvsrc.Rows(ctx, f.name, fh, f.opts, lines)

@@ -46,15 +46,19 @@ type RejectedRow struct {
 }
 
 // RejectsCSV renders the rejected rows as a CSV that Excel opens (UTF-8
-// with a byte order mark, CRLF line ends): the line, column and reason
-// columns, then the export's header and each row's values, one row per
-// rejected line. Each cell is neutralized (Neutralize). A row with more
-// values than the header keeps them; one with fewer is padded.
-func RejectsCSV(header []string, rows []RejectedRow) ([]byte, error) {
+// with a byte order mark, CRLF line ends), with the export's delimiter (0
+// is a comma): the line, column and reason columns, then the export's
+// header and each row's values, one row per rejected line. Each cell is
+// neutralized (Neutralize). A row with more values than the header keeps
+// them; one with fewer is padded.
+func RejectsCSV(header []string, rows []RejectedRow, delim rune) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(bom)
 	w := csv.NewWriter(&buf)
 	w.UseCRLF = true
+	if delim != 0 {
+		w.Comma = delim
+	}
 	head := append([]string{LineColumn, ColumnColumn, ReasonColumn}, header...)
 	if err := w.Write(neutralizeAll(head)); err != nil {
 		return nil, fmt.Errorf("write rejects header: %w", err)

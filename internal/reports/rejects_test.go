@@ -44,7 +44,7 @@ func TestRejectsCSV(t *testing.T) {
 			Values: []string{"P2", "bo@example.test", "Bo, \"Jr\""}},
 		{Line: 9, Columns: []string{"(row)"}, Reasons: []string{"malformed CSV"}},
 	}
-	body, err := RejectsCSV(header, rows)
+	body, err := RejectsCSV(header, rows, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,4 +79,15 @@ func TestRejectsCSV(t *testing.T) {
 			t.Errorf("first column %q", recs[0][0])
 		}
 	})
+}
+
+func TestRejectsCSVKeepsTheDelimiter(t *testing.T) {
+	body, err := RejectsCSV([]string{"id", "name"}, []RejectedRow{{Line: 2, Columns: []string{"id"}, Reasons: []string{"empty"}, Values: []string{"", "Ana; B"}}}, ';')
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\uFEFFhrsync line;hrsync column;hrsync reason;id;name\r\n2;id;empty;;\"Ana; B\"\r\n"
+	if string(body) != want {
+		t.Errorf("got %q, want %q", body, want)
+	}
 }

@@ -124,10 +124,10 @@ func (f *file) Archive(processed bool, render sources.RenderReports) (string, er
 }
 
 // Rows reads the rows of the file back, for the rejects report.
-func (f *file) Rows(ctx context.Context, lines map[int]bool) ([]string, map[int][]string, error) {
+func (f *file) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error) {
 	fh, err := os.Open(f.Path)
 	if err != nil {
-		return nil, nil, err
+		return csvsrc.Records{}, err
 	}
 	defer fh.Close() //nolint:errcheck // read only
 	return csvsrc.Rows(ctx, f.Name(), fh, f.Options, lines)

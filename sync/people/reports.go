@@ -13,6 +13,7 @@ import (
 	"hrsync/internal/reports"
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/csvsrc"
 	"hrsync/store"
 )
 
@@ -20,9 +21,9 @@ import (
 // are in the file, for the rejects report beside it. A file export is one;
 // a query is not.
 type RowReader interface {
-	// Rows returns the export's header and the values of the records that
-	// start on the given lines (a malformed record is missing).
-	Rows(ctx context.Context, lines map[int]bool) (header []string, rows map[int][]string, err error)
+	// Rows returns the export's header, delimiter and the values of the
+	// records that start on the given lines (a malformed record is missing).
+	Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error)
 }
 
 // reportSet is what the reports of one export are made of, gathered before
@@ -30,8 +31,7 @@ type RowReader interface {
 type reportSet struct {
 	er       ExportReport
 	held     []string
-	header   []string
-	rows     map[int][]string
+	rows     csvsrc.Records
 	override func(archivedAs string) string
 	now      func() time.Time
 	// suffixes are those of the files the last render made.
@@ -62,9 +62,9 @@ func (j *Job) gatherReports(ctx context.Context, export Export, er ExportReport)
 	for _, r := range er.Rejections {
 		lines[r.Line] = true
 	}
-	if rs.header, rs.rows, err = rr.Rows(ctx, lines); err != nil {
+	if rs.rows, err = rr.Rows(ctx, lines); err != nil {
 		log.Warn("read the rejected rows back for the rejects report; it is not written", zap.Error(err))
-		rs.header, rs.rows = nil, nil
+		rs.rows = csvsrc.Records{}
 	}
 	return rs
 }
@@ -77,8 +77,8 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	er.HeldGrants = rs.held
 	var files []sources.ReportFile
 	rejectsName := ""
-	if rs.header != nil {
-		body, err := reports.RejectsCSV(rs.header, rejectedRows(er.Rejections, rs.rows))
+	if rs.rows.Header != nil {
+		body, err := reports.RejectsCSV(rs.rows.Header, rejectedRows(er.Rejections, rs.rows.Values), rs.rows.Delimiter)
 		if err != nil {
 			return nil, err
 		}
