@@ -10,10 +10,10 @@
 //     the SHA-256 of its content.
 //  2. The caller asks its store whether that hash was seen, reads and
 //     processes the file, and commits the outcome.
-//  3. Only then does the caller call Archive, which writes the report
-//     (mode 0600: it holds personal data) into processed/ or failed/ and
-//     moves the file beside it, never overwriting an earlier file of the
-//     same name.
+//  3. Only then does the caller call Archive, which writes the reports
+//     (mode ReportMode: reports.mode, 0640 by default, so that an HR group
+//     can read them) into processed/ or failed/ and moves the file beside
+//     them, never overwriting an earlier file of the same name.
 //
 // A crash before step 3 leaves the file in place; the next run finds its
 // hash already committed and only archives it.
