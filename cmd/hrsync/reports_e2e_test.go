@@ -185,6 +185,20 @@ func TestRejectsReportRoundTrip(t *testing.T) {
 	if r.Outcome != "ok" || r.Counts["new"] != 2 || r.Counts["departed"] != 0 || r.Counts["rejected"] != 0 {
 		t.Errorf("the corrections run: outcome %s counts %v; want ok, 2 new, nobody departed", r.Outcome, r.Counts)
 	}
+	t.Run("status counts the exports, not their reports", func(t *testing.T) {
+		var st struct {
+			Tenants []struct {
+				Files struct{ Processed, Waiting int }
+			}
+		}
+		out := e.mustRun(0, "status", "-o", "json")
+		if err := json.Unmarshal([]byte(out.stdout), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Tenants) != 1 || st.Tenants[0].Files.Processed != 2 || st.Tenants[0].Files.Waiting != 0 {
+			t.Errorf("status files %+v, want 2 processed (the export and the corrections)", st.Tenants)
+		}
+	})
 	t.Run("the next full export still departs people", func(t *testing.T) {
 		// The corrections did not replace the last good import's size:
 		// a full export of all five marks nobody departed and trips no

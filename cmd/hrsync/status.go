@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"hrsync/config"
+	"hrsync/internal/reports"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/dropfolder"
@@ -233,13 +234,30 @@ func countArchived(dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list %s: %w", filepath.Base(dir), err)
 	}
-	n := 0
+	names := map[string]bool{}
 	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), dropfolder.ReportSuffix) {
+		if e.Type().IsRegular() {
+			names[e.Name()] = true
+		}
+	}
+	n := 0
+	for name := range names {
+		if !isReport(name, names) {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// isReport tells whether an archived file is a report: a JSON or HTML
+// report, or a rejects CSV beside its export (an export named like a
+// rejects CSV, dropped again alone, is an export).
+func isReport(name string, names map[string]bool) bool {
+	if strings.HasSuffix(name, reports.JSONSuffix) || strings.HasSuffix(name, reports.HTMLSuffix) {
+		return true
+	}
+	export, ok := strings.CutSuffix(name, reports.RejectsSuffix)
+	return ok && names[export]
 }
 
 // printStatus prints the status as tables.
