@@ -5,6 +5,7 @@
 
 -- +goose Up
 ALTER TABLE runs ADD COLUMN reports TEXT NOT NULL DEFAULT '[]';
+COMMENT ON COLUMN runs.reports IS 'JSON array of the reports written beside the run''s archived export (HTML, JSON, rejects CSV), relative to the tenant''s drop folder; [] when none.';
 
 -- +goose Down
 ALTER TABLE runs DROP COLUMN reports;
