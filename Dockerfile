@@ -2,7 +2,7 @@
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t hrsync .
 # The build stage compiles with CGO off (the SQLite driver is pure Go), so the
 # binary needs no libc; the runtime stage is distroless "static" (CA
-# certificates and time zone data, no shell) as its nonroot user (65532).
+# certificates and time zone data, no shell) as the user 65532:65532.
 
 ARG GO_VERSION=1.26
 
@@ -23,7 +23,9 @@ LABEL org.opencontainers.image.title="hrsync" \
       org.opencontainers.image.description="Keeps a company's people on the gifting platform in step with its HR system" \
       org.opencontainers.image.version="${VERSION}"
 COPY --from=build /out/hrsync /usr/local/bin/hrsync
-USER nonroot:nonroot
+# Numeric, so that the kubelet can check runAsNonRoot without reading /etc/passwd
+# (distroless's nonroot user is 65532).
+USER 65532:65532
 # State (SQLite) and the drop folder live on mounted volumes under /var/lib/hrsync.
 WORKDIR /var/lib/hrsync
 EXPOSE 9090

@@ -19,7 +19,7 @@ GOLANGCI_LINT := $(GO) tool -modfile=tools/go.mod golangci-lint
 
 REDOCLY_CLI ?= @redocly/cli@2.77.0
 
-.PHONY: help build test test-tools test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz
+.PHONY: help build test test-tools test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -52,7 +52,7 @@ verify: ## generated code is fresh and go.mod is tidy
 	$(GO) generate ./...
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
-	@git diff --exit-code -- api go.mod go.sum tools/go.mod tools/go.sum || { echo "generated code or go.mod is stale: run 'make generate' and 'go mod tidy'"; exit 1; }
+	@git diff --exit-code -- api go.mod go.sum tools/go.mod tools/go.sum deploy/prometheus/prometheusrule.yaml || { echo "generated code or go.mod is stale: run 'make generate' and 'go mod tidy'"; exit 1; }
 
 # make bench measures at the issues' sizes: 100,000 orders with 300,000 line items ingested, 10,000 order
 # statuses polled (plain `go test -bench` keeps the small defaults).
@@ -82,6 +82,22 @@ DEMO_ADDR ?= 127.0.0.1:8080
 
 demo: build ## start the emulator on DEMO_ADDR (must be free), run a full cycle on the sample export with the SQLite store, print the summary
 	BIN=$(BIN) DEMO_TOKEN=$(DEMO_TOKEN) DEMO_ADDR=$(DEMO_ADDR) bash examples/demo.sh
+
+# make manifests renders each Kubernetes overlay with the image tagged VERSION (a release:
+# `make manifests VERSION=v1.2.3`), through a kustomization of its own beside the output that
+# names the overlay by a relative path (kustomize refuses absolute ones).
+MANIFESTS ?= bin/manifests
+KUBECTL ?= kubectl
+OVERLAYS := sqlite-single postgres-fleet
+
+manifests: ## render deploy/kubernetes/overlays/* with the image tag VERSION into MANIFESTS (bin/manifests)
+	@set -e; for o in $(OVERLAYS); do \
+	  k=$(MANIFESTS)/.kustomize/$$o; mkdir -p $$k; \
+	  printf 'resources:\n  - %s\nimages:\n  - name: ghcr.io/example/hrsync\n    newTag: "%s"\n' \
+	    "$$(realpath --relative-to=$$k deploy/kubernetes/overlays/$$o)" "$(VERSION)" >$$k/kustomization.yaml; \
+	  $(KUBECTL) kustomize $$k >$(MANIFESTS)/$$o.yaml; \
+	  echo "$(MANIFESTS)/$$o.yaml (image tag $(VERSION))"; \
+	done; rm -rf $(MANIFESTS)/.kustomize
 
 clean: ## remove build output
 	rm -rf bin

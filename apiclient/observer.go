@@ -15,6 +15,11 @@ const (
 	OpListOrders     Operation = "listOrders"
 )
 
+// Operations lists every operation the Client performs.
+func Operations() []Operation {
+	return []Operation{OpCreatePeople, OpPersonalize, OpGetProduct, OpGetOrderStatus, OpListOrders}
+}
+
 // Observer is told what the Client does, so that metrics can be added
 // without touching the Client. Its methods are called from the goroutines
 // that make calls, possibly at the same time, and must not block.

@@ -31,6 +31,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// HTTP is the daemon's health and metrics endpoint.
 	HTTP HTTP `yaml:"http"`
+	// Metrics is where one-shot runs push their metrics.
+	Metrics Metrics `yaml:"metrics"`
 	// Timezone is the IANA zone that schedules are read in.
 	Timezone string `yaml:"timezone"`
 	// Reports configures the reports written beside archived exports.
@@ -113,6 +115,21 @@ type Log struct {
 type HTTP struct {
 	// Listen is a host:port to serve on; "" serves nothing.
 	Listen string `yaml:"listen"`
+}
+
+// Metrics configures the metrics of one-shot runs (`hrsync run`), which end
+// before any scrape.
+type Metrics struct {
+	// Pushgateway is the address of a Prometheus Pushgateway every run
+	// pushes its metrics to when it ends; "" pushes nothing. It may carry
+	// user:password@ for basic auth; the password never prints.
+	Pushgateway ConnURL `yaml:"pushgateway"`
+	// PushgatewayTokenFile names a file holding a bearer token for the
+	// Pushgateway (a mounted secret).
+	PushgatewayTokenFile string `yaml:"pushgatewayTokenFile"`
+	// PushgatewayToken is the bearer token read from PushgatewayTokenFile;
+	// never read from the YAML file and never printed.
+	PushgatewayToken Secret `yaml:"-"`
 }
 
 // Tenant is one company kept in step, with its source and policies.

@@ -89,7 +89,7 @@ func TestDocsListEveryKey(t *testing.T) {
 		}
 	})
 	t.Run("every environment variable is documented", func(t *testing.T) {
-		for _, name := range []string{EnvConfig, EnvStoreURL, EnvAPIBaseURL, EnvAPIToken, EnvAPITokenFile, EnvLogLevel, EnvLogFormat, EnvHTTPListen, EnvTimezone} {
+		for _, name := range []string{EnvConfig, EnvStoreURL, EnvAPIBaseURL, EnvAPIToken, EnvAPITokenFile, EnvLogLevel, EnvLogFormat, EnvHTTPListen, EnvTimezone, EnvPushgateway} {
 			if !strings.Contains(string(data), "| `"+name+"` |") {
 				t.Errorf("%s is not in the table of environment variables", name)
 			}

@@ -18,15 +18,16 @@ import (
 // Environment variables Load reads. A variable applies when it is set to a
 // non-empty value; it then wins over the file.
 const (
-	EnvConfig       = "HRSYNC_CONFIG"         // the file, when no path is given
-	EnvStoreURL     = "HRSYNC_STORE_URL"      // store.url, over urlEnv and urlFile
-	EnvAPIBaseURL   = "HRSYNC_API_BASE_URL"   // api.baseUrl
-	EnvAPIToken     = "HRSYNC_API_TOKEN"      //nolint:gosec // a variable's name, not a credential
-	EnvAPITokenFile = "HRSYNC_API_TOKEN_FILE" //nolint:gosec // a variable's name, not a credential
-	EnvLogLevel     = "HRSYNC_LOG_LEVEL"      // log.level
-	EnvLogFormat    = "HRSYNC_LOG_FORMAT"     // log.format
-	EnvHTTPListen   = "HRSYNC_HTTP_LISTEN"    // http.listen
-	EnvTimezone     = "HRSYNC_TIMEZONE"       // timezone
+	EnvConfig       = "HRSYNC_CONFIG"              // the file, when no path is given
+	EnvStoreURL     = "HRSYNC_STORE_URL"           // store.url, over urlEnv and urlFile
+	EnvAPIBaseURL   = "HRSYNC_API_BASE_URL"        // api.baseUrl
+	EnvAPIToken     = "HRSYNC_API_TOKEN"           //nolint:gosec // a variable's name, not a credential
+	EnvAPITokenFile = "HRSYNC_API_TOKEN_FILE"      //nolint:gosec // a variable's name, not a credential
+	EnvLogLevel     = "HRSYNC_LOG_LEVEL"           // log.level
+	EnvLogFormat    = "HRSYNC_LOG_FORMAT"          // log.format
+	EnvHTTPListen   = "HRSYNC_HTTP_LISTEN"         // http.listen
+	EnvTimezone     = "HRSYNC_TIMEZONE"            // timezone
+	EnvPushgateway  = "HRSYNC_METRICS_PUSHGATEWAY" // metrics.pushgateway
 )
 
 // Load reads the configuration file at path (or, when path is "", the file
@@ -167,6 +168,7 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	abs(&c.API.TokenFile)
 	abs(&c.Store.URLFile)
+	abs(&c.Metrics.PushgatewayTokenFile)
 	if p, ok := c.Store.SQLitePath(); ok {
 		abs(&p)
 		c.Store.URL = NewConnURL("sqlite:" + p)
@@ -233,6 +235,10 @@ func (c *Config) applyEnv(env func(string) (string, bool)) map[string]string {
 		c.Store = Store{URL: NewConnURL(v), Schema: c.Store.Schema}
 		set["store.url"] = EnvStoreURL
 	}
+	if v := lookup(env, EnvPushgateway); v != "" {
+		c.Metrics.Pushgateway = NewConnURL(v)
+		set["metrics.pushgateway"] = EnvPushgateway
+	}
 	if v := lookup(env, EnvAPIToken); v != "" {
 		c.API.Token = NewSecret(v)
 		set["api.token"] = EnvAPIToken
@@ -257,6 +263,11 @@ func (c *Config) resolveSecrets(env func(string) (string, bool), ps *problems) {
 	if !c.API.Token.IsSet() && c.API.TokenFile != "" {
 		if v, ok := readFileSecret(c.API.TokenFile, "api.tokenFile", ps); ok {
 			c.API.Token = NewSecret(v)
+		}
+	}
+	if c.Metrics.PushgatewayTokenFile != "" {
+		if v, ok := readFileSecret(c.Metrics.PushgatewayTokenFile, "metrics.pushgatewayTokenFile", ps); ok {
+			c.Metrics.PushgatewayToken = NewSecret(v)
 		}
 	}
 	for i := range c.Tenants {

@@ -82,6 +82,11 @@ func (c *Config) validate(ps *problems) {
 			ps.addf("http.listen", "must be host:port or :port, such as :9090")
 		}
 	}
+	if p := c.Metrics.Pushgateway.Value(); p != "" {
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			ps.addf("metrics.pushgateway", "must be an http or https URL, such as http://pushgateway.monitoring:9091")
+		}
+	}
 	loc, err := time.LoadLocation(c.Timezone)
 	switch {
 	case c.Timezone == "":

@@ -192,6 +192,14 @@ func TestOrders(t *testing.T) {
 			if len(open) != 1 || open[0].OrderID != "o0003" {
 				t.Fatalf("open = %+v", open)
 			}
+			b, err := s.Backlog(ctx(t), "acme")
+			must(t, err)
+			if b.OrdersNotPolled != 1 {
+				t.Fatalf("backlog = %+v, want 1 order no longer polled (o0002; o0001 is final, o0003 still polled)", b)
+			}
+			if b, err := s.Backlog(ctx(t), "other"); err != nil || b != (store.Backlog{}) {
+				t.Fatalf("another tenant's backlog = %+v, %v", b, err)
+			}
 		})
 		t.Run("watermark", func(t *testing.T) {
 			_, ok, err := s.OrdersWatermark(ctx(t), "acme")

@@ -36,6 +36,12 @@ const (
 	OutcomeLocked    RunOutcome = "locked"    // another run held the lock
 )
 
+// FinishedOutcomes lists the outcomes a finished run may have (all but
+// running), from best to worst.
+func FinishedOutcomes() []RunOutcome {
+	return []RunOutcome{OutcomeOK, OutcomeAttention, OutcomeLocked, OutcomeSafeguard, OutcomeFailed}
+}
+
 // SourceOutcome is what became of a source file.
 type SourceOutcome string
 
@@ -96,6 +102,8 @@ type RunRecord struct {
 	Counts     map[string]int
 	Error      string
 	SourceRows *int
+	// Replica is the process that recorded the run (Options.Replica).
+	Replica string
 	// Reports names the reports written beside the run's archived export,
 	// relative to its drop folder (SetRunReports); empty when none.
 	Reports []string
@@ -111,8 +119,8 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 		started = s.now()
 	}
 	return s.inTx(ctx, "start run", func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO runs (id, job, tenant, dry_run, started_at, outcome)
-			VALUES (?, ?, ?, ?, ?, ?)`), r.ID, string(r.Job), r.Tenant, r.DryRun, ts(started), OutcomeRunning); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO runs (id, job, tenant, dry_run, started_at, outcome, replica)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`), r.ID, string(r.Job), r.Tenant, r.DryRun, ts(started), OutcomeRunning, s.replica); err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
 		return nil
@@ -258,13 +266,14 @@ type runRow struct {
 	Counts     []byte        `db:"counts"`
 	Error      string        `db:"error"`
 	SourceRows sql.NullInt64 `db:"source_rows"`
+	Replica    string        `db:"replica"`
 	Reports    []byte        `db:"reports"`
 }
 
 func (r runRow) record() (RunRecord, error) {
 	rec := RunRecord{
 		Run:        Run{ID: r.ID, Job: Job(r.Job), Tenant: r.Tenant, DryRun: r.DryRun, StartedAt: r.StartedAt.Time},
-		FinishedAt: r.FinishedAt.Time, Outcome: RunOutcome(r.Outcome), Error: r.Error,
+		FinishedAt: r.FinishedAt.Time, Outcome: RunOutcome(r.Outcome), Error: r.Error, Replica: r.Replica,
 	}
 	if err := json.Unmarshal(r.Counts, &rec.Counts); err != nil {
 		return RunRecord{}, fmt.Errorf("run %s counts: %w", r.ID, err)
@@ -288,7 +297,7 @@ func (s *Store) LastRuns(ctx context.Context, limit int) ([]RunRecord, error) {
 		limit = 20
 	}
 	var rows []runRow
-	q := fmt.Sprintf(`SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, reports
+	q := fmt.Sprintf(`SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports
 		FROM runs ORDER BY started_at DESC, id DESC LIMIT %d`, limit)
 	if err := s.r.SelectContext(ctx, &rows, q); err != nil {
 		return nil, fmt.Errorf("last runs: %w", err)

@@ -110,6 +110,9 @@ type Options struct {
 	// (updated_at, finished_at when the caller gives none). Nil means
 	// time.Now.
 	Now func() time.Time
+	// Replica names this process in the runs it records and the ticks it
+	// claims (for example host name and process id); empty records none.
+	Replica string
 }
 
 type dialect int
@@ -136,6 +139,8 @@ type Store struct {
 	// lock files are made.
 	path string
 	now  func() time.Time
+	// replica names this process in runs and ticks (Options.Replica).
+	replica string
 	// tempDir is the folder of an OpenEmpty store, removed by Close.
 	tempDir string
 	// readOnly is set by Options.ReadOnly on PostgreSQL, whose driver
@@ -169,7 +174,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.now = now
+	s.now, s.replica = now, opts.Replica
 	if opts.ReadOnly {
 		if err := s.checkReadable(ctx); err != nil {
 			_ = s.Close()

@@ -36,6 +36,9 @@ type app struct {
 	// observer and progress are set by run and daemon (jobs.go).
 	observer apiclient.Observer
 	progress *runner.Progress
+	// replica names this process in the runs it records and the ticks it
+	// claims (replica.go).
+	replica string
 	// configPath is the configuration file as the operator named it, for
 	// the commands a report suggests (retry.go).
 	configPath string
@@ -68,7 +71,9 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 		log.Warn("api.allowInsecureHTTP: the API token is sent in clear over plain HTTP to a host that is not loopback",
 			zap.String("baseUrl", cfg.API.BaseURL))
 	}
-	return &app{cfg: cfg, log: log, configPath: configPathOf(cmd)}, nil
+	replica := replicaID(cmd)
+	return &app{cfg: cfg, log: log.With(zap.String("replica", replica)), replica: replica,
+		configPath: configPathOf(cmd)}, nil
 }
 
 // folderAccess is how much of the CSV drop folders a command needs, checked
@@ -220,7 +225,7 @@ func printsJSON(cmd *cobra.Command) bool {
 
 // openStore opens and migrates the configured store.
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
-	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, Migrate: true})
+	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, Migrate: true, Replica: a.replica})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/daemon"
-	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/store"
 )
@@ -26,7 +25,13 @@ in the configured timezone; a six-field spec starts with seconds) and serves /he
 /metrics on http.listen. A job never overlaps itself: a tick that comes while its previous run is
 still going is skipped, and the store's lock keeps replicas apart. A panicking job is recorded as a
 failed run and the daemon goes on. SIGTERM or SIGINT stops scheduling, lets each run in flight
-finish the batch it is sending and commit, waits up to --grace, and exits 0.`,
+finish the batch it is sending and commit, waits up to --grace, and exits 0.
+
+With PostgreSQL state, several daemons (replicas) share the tenants: at each tick of each job of
+each tenant, one replica claims the tick and runs it, the others leave it; idle replicas claim
+first, so the work spreads. Each replica names itself with --replica-id (default
+$HRSYNC_REPLICA_ID, else host name and process id) in the runs it records and the ticks it claims.
+With SQLite state, run one daemon.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			a, err := loadApp(cmd)
@@ -39,6 +44,7 @@ finish the batch it is sending and commit, waits up to --grace, and exits 0.`,
 	}
 	addConfigFlags(cmd)
 	cmd.Flags().Duration("grace", daemon.DefaultGrace, "how long a stopping daemon waits for the runs in flight")
+	cmd.Flags().String("replica-id", "", "this replica's name in runs and claimed ticks (default $"+envReplicaID+", else host name and process id)")
 	return cmd
 }
 
@@ -48,17 +54,25 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 	if err != nil {
 		return err
 	}
-	m := metrics.New()
+	m := newMetrics(tenants)
 	j, err := a.newJobs(ctx, tenants, m, jobOptions{})
 	if err != nil {
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	a.seedMetrics(ctx, m, j.st, tenants)
+	a.watchGauges(m, tenants, j.st)
 	schedules := daemonSchedules(a.log, tenants, j.reg)
 	if len(schedules) == 0 {
 		return withCode(exitUsage, errors.New("no job is scheduled: set tenants[].schedules"))
 	}
 	out := cmd.OutOrStdout()
+	var claimer daemon.Claimer
+	if j.st.Dialect() == "postgres" {
+		claimer = tickClaimer{j.st}
+		a.log.Info("PostgreSQL state: this daemon is one replica of a fleet; each tick is claimed by one replica",
+			zap.String("replica", a.replica))
+	}
 	d, err := daemon.New(daemon.Options{
 		Runner:    j.runner,
 		Schedules: schedules,
@@ -75,6 +89,7 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 		OnListen: func(addr net.Addr) {
 			fmt.Fprintf(out, "daemon listening on http://%s (/healthz /readyz /metrics)\n", addr)
 		},
+		Claimer: claimer,
 	})
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -111,4 +126,16 @@ func daemonSchedules(log *zap.Logger, tenants []config.Tenant, reg *runner.Regis
 		}
 	}
 	return out
+}
+
+// tickClaimer claims the ticks of a fleet's replicas in the store.
+type tickClaimer struct{ st *store.Store }
+
+// Claim claims the tick at of k for this replica (store.ClaimTick).
+func (c tickClaimer) Claim(ctx context.Context, k runner.Key, at time.Time) (daemon.Claim, error) {
+	t, err := c.st.ClaimTick(ctx, k.Job, k.Tenant, at)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

@@ -67,11 +67,11 @@ func (e *env) scheduleDaemon(spec string) {
 	}
 }
 
-// startDaemon starts the daemon and waits for its listening line; the
-// daemon is killed when the test ends if it still runs.
-func (e *env) startDaemon() *daemonProc {
+// startDaemon starts the daemon, with extra flags, and waits for its
+// listening line; the daemon is killed when the test ends if it still runs.
+func (e *env) startDaemon(extra ...string) *daemonProc {
 	e.t.Helper()
-	cmd := e.command(context.Background(), "daemon", "--grace", "60s")
+	cmd := e.command(context.Background(), append([]string{"daemon", "--grace", "60s"}, extra...)...)
 	d := &daemonProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = d.stderr
 	out, err := cmd.StdoutPipe()
@@ -137,23 +137,8 @@ func (d *daemonProc) stop(t *testing.T) int {
 // name and whose labels include every one of labels ("k=v"); 0 when absent.
 func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("scrape /metrics: %v", err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // read below
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
-	}
 	sum := 0.0
-	for line := range strings.Lines(string(body)) {
+	for line := range strings.Lines(d.metricsText(t)) {
 		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
 			continue
 		}
@@ -175,6 +160,28 @@ func (d *daemonProc) scrape(t *testing.T, name string, labels ...string) float64
 		sum += v
 	}
 	return sum
+}
+
+// metricsText reads /metrics in the exposition format and fails the test
+// unless it answers 200.
+func (d *daemonProc) metricsText(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.url+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("scrape /metrics: %v", err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // read below
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)
+	}
+	return string(body)
 }
 
 // get answers an endpoint's status code.
@@ -199,6 +206,8 @@ type logLine struct {
 	Msg     string `json:"msg"`
 	Time    string `json:"time"`
 	Job     string `json:"job"`
+	Tenant  string `json:"tenant"`
+	Tick    string `json:"tick"`
 	Outcome string `json:"outcome"`
 }
 

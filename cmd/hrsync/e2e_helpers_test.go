@@ -231,7 +231,18 @@ log:
   level: info
   format: json
 tenants:
-  - name: %s
+%s`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
+		csvTenantYAML(tenantName, e.company, e.coll, e.drop, opts.batchSize, opts.concurrency))
+	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// csvTenantYAML is the configuration of a tenant fed by a drop folder, as
+// an item of the tenants list (more keys of the tenant may follow).
+func csvTenantYAML(name, company, coll, dir string, batchSize, concurrency int) string {
+	return fmt.Sprintf(`  - name: %s
     companyId: %s
     collectionId: %s
     source:
@@ -242,12 +253,7 @@ tenants:
       batchSize: %d
       concurrency: %d
       defaultBalance: 25
-`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
-		tenantName, e.company, e.coll, e.drop, opts.batchSize, opts.concurrency)
-	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return e
+`, name, company, coll, dir, batchSize, concurrency)
 }
 
 // command returns the binary run with the test's configuration and token.

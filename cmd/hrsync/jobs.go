@@ -20,6 +20,7 @@ import (
 	"hrsync/config"
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
+	"hrsync/internal/shard"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -158,6 +159,9 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 		Short: short,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := shardFlag(cmd); err != nil {
+				return err
+			}
 			a, err := loadApp(cmd)
 			if err != nil {
 				return err
@@ -183,7 +187,7 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 
 // runCycle runs one cycle of each job for each tenant through the runner,
 // the same code path as the daemon's scheduled callback, prints the
-// reports, writes the last line (the worst outcome, its cause and the next
+// reports, pushes the metrics when metrics.pushgateway is set, writes the last line (the worst outcome, its cause and the next
 // step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
 func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, opts jobOptions) error {
@@ -192,9 +196,17 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 		return err
 	}
 	asJSON := format == outputJSON
+	sh, err := shardFlag(cmd)
+	if err != nil {
+		return err
+	}
 	tenants, err := a.tenants(cmd)
 	if err != nil {
 		return err
+	}
+	tenants = shardTenants(sh, tenants)
+	if len(tenants) == 0 {
+		return emptyShard(ctx, cmd, sh, asJSON)
 	}
 	if stderrIsTerminal() {
 		a.progress = runner.NewProgress(cmd.ErrOrStderr(), true, 0)
@@ -205,11 +217,19 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 	if asJSON {
 		opts.out = nil // one JSON document at the end instead
 	}
-	j, err := a.newJobs(ctx, tenants, nil, opts)
+	var m *metrics.Metrics
+	if a.cfg.Metrics.Pushgateway.Value() != "" {
+		m = newMetrics(tenants)
+	}
+	j, err := a.newJobs(ctx, tenants, m, opts)
 	if err != nil {
 		return err
 	}
 	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	if m != nil {
+		a.seedMetrics(ctx, m, j.st, tenants)
+		a.watchGauges(m, tenants, j.st) // read once, when the run pushes
+	}
 	keys, err := cycleKeys(j.reg, tenants, jobList)
 	if err != nil {
 		return err
@@ -222,10 +242,11 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 			break
 		}
 	}
+	a.pushMetrics(ctx, m, ends)
 	outcome, line := lastLine(ends)
 	code := outcomeCode(outcome)
 	if asJSON {
-		if err := printJSON(cmd.OutOrStdout(), newRunSummary(outcome, code, line, ends)); err != nil {
+		if err := printJSON(cmd.OutOrStdout(), newRunSummary(outcome, code, line, ends, sh, tenants)); err != nil {
 			return err
 		}
 	}
@@ -237,11 +258,14 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 }
 
 // runSummary is what `hrsync run -o json` prints on stdout: the run's
-// outcome, exit code and last line, and each cycle with its job's report.
+// outcome, exit code and last line, the shard (--shard) and the tenants it
+// ran, and each cycle with its job's report.
 type runSummary struct {
 	Outcome  store.RunOutcome `json:"outcome"`
 	ExitCode int              `json:"exitCode"`
 	Message  string           `json:"message"`
+	Shard    string           `json:"shard,omitempty"`
+	Tenants  []string         `json:"tenants"`
 	Cycles   []cycleSummary   `json:"cycles"`
 }
 
@@ -258,8 +282,9 @@ type cycleSummary struct {
 }
 
 // newRunSummary builds a run's JSON summary.
-func newRunSummary(outcome store.RunOutcome, code int, line string, ends []cycleEnd) runSummary {
-	s := runSummary{Outcome: outcome, ExitCode: code, Message: line, Cycles: make([]cycleSummary, 0, len(ends))}
+func newRunSummary(outcome store.RunOutcome, code int, line string, ends []cycleEnd, sh shard.Shard, tenants []config.Tenant) runSummary {
+	s := runSummary{Outcome: outcome, ExitCode: code, Message: line, Shard: sh.String(),
+		Tenants: tenantNames(tenants), Cycles: make([]cycleSummary, 0, len(ends))}
 	for i := range ends {
 		e := &ends[i]
 		cause, next := describeCycle(e)

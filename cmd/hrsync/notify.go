@@ -52,12 +52,19 @@ func (a *app) newNotifier(tenants []config.Tenant, m *metrics.Metrics) (runner.N
 			n.Add(t.Name, mail)
 		}
 	}
+	some := false
 	for _, t := range tenants {
-		if n.Has(t.Name) {
-			return c, nil
+		for _, ch := range n.Channels(t.Name) {
+			some = true
+			if m != nil {
+				m.NotificationChannel(t.Name, ch)
+			}
 		}
 	}
-	return nil, nil
+	if !some {
+		return nil, nil
+	}
+	return c, nil
 }
 
 // newMail is the e-mail channel of a tenant's recipients.

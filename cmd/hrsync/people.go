@@ -322,8 +322,13 @@ func newRunCmd() *cobra.Command {
 		Short: "Run one cycle of a job and exit (the Kubernetes CronJob entry point)",
 		Long: `run runs one cycle of a job for each tenant (or the one --tenant names), through the same
 code path as the daemon's scheduled runs, and exits with a code that tells the outcome:
-0 done, 1 failed, 2 usage or configuration, 3 safeguard, 4 attention, 5 another run holds the lock.`,
+0 done, 1 failed, 2 usage or configuration, 3 safeguard, 4 attention, 5 another run holds the lock.
+
+--shard i/n runs only the tenants of shard i of n (numbered from 1): a tenant's shard depends only
+on its name and n, so n CronJobs with --shard 1/n ... n/n split the tenants between them, each
+tenant in exactly one. A shard that holds no tenant exits 0.`,
 	}
+	cmd.PersistentFlags().String("shard", "", "run only the tenants of shard i of n, e.g. 2/3 (a stable split of the tenants over n CronJobs)")
 	cmd.AddCommand(
 		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []store.Job{store.JobPeople}),
 		newRunJobCmd("personalize", "Personalize collections for new hires", []store.Job{store.JobPersonalize}),

@@ -1,5 +1,7 @@
-// Package kubernetes holds hrsync's Kubernetes manifests (a CronJob running
-// one cycle at a time, a Deployment running the daemon, their ConfigMap,
-// an example Secret and a volume claim) and the test that parses them and
-// checks what a platform engineer relies on.
+// Package kubernetes holds hrsync's Kubernetes manifests, a kustomize base
+// (base/: the daemon's Deployment, a ServiceAccount, a NetworkPolicy, a
+// Service; base/cronjob/: the CronJob) and two overlays
+// (overlays/sqlite-single, overlays/postgres-fleet), with the tests that
+// build them with kustomize, decode them strictly into the Kubernetes API
+// types and check what a platform engineer relies on.
 package kubernetes

@@ -5,8 +5,10 @@
 // zone. A job never overlaps itself: a tick that comes while the previous
 // run of the same job and tenant is still going is skipped, logged and
 // counted; across processes and replicas the store lock the job takes keeps
-// runs apart. A panic in a job is recovered by the runner and recorded as a
-// failed run; the daemon goes on.
+// runs apart. At most Options.MaxRuns runs go at once. With a Claimer
+// (PostgreSQL state), the daemon is one replica of a fleet: each tick is
+// claimed by one replica, which runs it (fleet.go). A panic in a job is
+// recovered by the runner and recorded as a failed run; the daemon goes on.
 //
 // When the context given to Run is cancelled (SIGTERM, SIGINT), the daemon
 // stops scheduling, cancels the runs in flight so that each one stops after
@@ -28,6 +30,7 @@ import (
 
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
+	"hrsync/store"
 )
 
 // Runner runs one cycle of a job; *runner.Runner is one.
@@ -43,6 +46,11 @@ type Schedule struct {
 
 // DefaultGrace is how long a stopping daemon waits for runs in flight.
 const DefaultGrace = 30 * time.Second
+
+// DefaultMaxRuns is how many runs a daemon has going at once by default:
+// two connections each, and one more, stay within the PostgreSQL store's
+// pool of 16.
+const DefaultMaxRuns = 6
 
 // Options configure a Daemon.
 type Options struct {
@@ -72,6 +80,16 @@ type Options struct {
 	// OnListen, when not nil, is told the address the HTTP server listens
 	// on (useful with port 0).
 	OnListen func(addr net.Addr)
+	// MaxRuns bounds the runs going at once (default DefaultMaxRuns); a
+	// tick waits for a free slot. On PostgreSQL each run holds two
+	// connections of the store's pool (the tick's lock and the job's) while
+	// it needs a third for its queries: the bound keeps the pool from
+	// running dry with many tenants.
+	MaxRuns int
+	// Claimer, when not nil, makes the daemon one replica of a fleet that
+	// shares one state: each tick is claimed before it runs, so that one
+	// replica runs it (fleet.go). nil runs every tick here (one replica).
+	Claimer Claimer
 }
 
 // Daemon runs jobs on schedules.
@@ -80,6 +98,12 @@ type Daemon struct {
 	log     *zap.Logger
 	entries []entry
 	running atomic.Bool // the scheduler is started and not stopping
+	// inFlight counts the runs going in this process; a fleet replica
+	// waits longer to claim a tick the more it runs (fleet.go).
+	inFlight atomic.Int64
+	// slots holds a token per run going (Options.MaxRuns).
+	slots chan struct{}
+	now   func() time.Time
 }
 
 type entry struct {
@@ -110,11 +134,15 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultGrace
 	}
+	if opts.MaxRuns <= 0 {
+		opts.MaxRuns = DefaultMaxRuns
+	}
 	log := opts.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	d := &Daemon{opts: opts, log: log, entries: make([]entry, len(opts.Schedules))}
+	d := &Daemon{opts: opts, log: log, entries: make([]entry, len(opts.Schedules)), now: time.Now,
+		slots: make(chan struct{}, opts.MaxRuns)}
 	seen := map[runner.Key]bool{}
 	for i, s := range opts.Schedules {
 		if seen[s.Key] {
@@ -124,6 +152,9 @@ func New(opts Options) (*Daemon, error) {
 		cs, err := opts.Parser.Parse(s.Spec)
 		if err != nil {
 			return nil, fmt.Errorf("daemon: schedule of %s %q: %w", s.Key, s.Spec, err)
+		}
+		if opts.Claimer != nil {
+			cs = alignEvery(cs)
 		}
 		d.entries[i].sched, d.entries[i].cron = s, cs
 	}
@@ -224,6 +255,10 @@ func (d *Daemon) tick(ctx context.Context, e *entry) {
 	if ctx.Err() != nil {
 		return
 	}
+	if d.opts.Claimer != nil {
+		d.fleetTick(ctx, e)
+		return
+	}
 	if !e.active.CompareAndSwap(false, true) {
 		e.skipped.Add(1)
 		if d.opts.Metrics != nil {
@@ -233,14 +268,50 @@ func (d *Daemon) tick(ctx context.Context, e *entry) {
 		return
 	}
 	defer e.active.Store(false)
+	if !d.acquire(ctx, time.Time{}) {
+		return
+	}
+	defer d.releaseSlot()
+	d.run(ctx, k)
+}
+
+// acquire takes a run slot, waiting until one is free, ctx is done, or
+// (when not zero) until; it tells whether it took one.
+func (d *Daemon) acquire(ctx context.Context, until time.Time) bool {
+	var expired <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(until.Sub(d.now()))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case d.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-expired:
+		return false
+	}
+}
+
+// releaseSlot frees the slot a run took.
+func (d *Daemon) releaseSlot() { <-d.slots }
+
+// run runs one cycle of k and returns its outcome (failed when the runner
+// itself panicked).
+func (d *Daemon) run(ctx context.Context, k runner.Key) (outcome store.RunOutcome) {
+	d.inFlight.Add(1)
+	defer d.inFlight.Add(-1)
 	// The runner recovers a job's panic; this guard keeps a panic of the
 	// runner itself from ending the daemon.
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked outside the job", zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant), zap.Any("panic", p))
+			outcome = store.OutcomeFailed
 		}
 	}()
-	_, _ = d.opts.Runner.RunOnce(ctx, k) // the runner logs and records the outcome
+	res, _ := d.opts.Runner.RunOnce(ctx, k) // the runner logs and records the outcome
+	return res.Outcome
 }
 
 // Skipped returns how many ticks of k were skipped because its previous run

@@ -1,8 +1,12 @@
 // Package metrics holds hrsync's Prometheus metrics: runs with their
-// outcomes and durations per job and tenant, what the jobs did (people
-// created, grants applied and held, rows rejected, orders by status), the
-// time of the last successful run, and the API client's calls, retries and
-// rate-limit waits through an apiclient.Observer.
+// outcomes and durations per job and tenant, the outcome of the last run,
+// what the jobs did (people created, grants applied and held, rows
+// rejected, orders by status), the time of the last successful run, the
+// build, and the API client's calls, retries and rate-limit waits through an
+// apiclient.Observer. Gauges read at scrape time (files waiting in a drop
+// folder, personalizations and orders waiting in the store) are added with
+// WatchFolders and WatchBacklog; a one-shot run pushes its metrics to a
+// Pushgateway with a Pusher.
 //
 // Every metric lives in a registry of its own, created by New: nothing is
 // registered with the process-wide default registry, so two Metrics values
@@ -11,7 +15,10 @@ package metrics
 
 import (
 	"net/http"
+	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +44,11 @@ const (
 type Metrics struct {
 	reg *prometheus.Registry
 
+	// mu guards outcomes, the outcomes hrsync_last_outcome knows for every
+	// job and tenant: those given to Init and those seen since.
+	mu       sync.Mutex
+	outcomes []string
+
 	runs           *prometheus.CounterVec
 	runDuration    *prometheus.HistogramVec
 	running        *prometheus.GaugeVec
@@ -53,6 +65,9 @@ type Metrics struct {
 	apiRetries     *prometheus.CounterVec
 	rateWaits      *prometheus.CounterVec
 	rateWaitSecs   *prometheus.CounterVec
+	lastOutcome    *prometheus.GaugeVec
+	buildInfo      *prometheus.GaugeVec
+	collectErrors  *prometheus.CounterVec
 	notifications  notificationCounters
 }
 
@@ -75,16 +90,19 @@ func New() *Metrics {
 		Help: "Runs that panicked (recovered and recorded as failed)."}, jt)
 	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "last_success_timestamp_seconds",
 		Help: "Unix time of the last run that ended ok or attention, by job and tenant."}, jt)
+	m.lastOutcome = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "last_outcome",
+		Help: "1 for the outcome of the last finished run of the job and tenant, 0 for the other outcomes (all 0 before the first run)."},
+		[]string{"job", "tenant", "outcome"})
 	m.peopleCreated = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "people_created_total",
-		Help: "People created on the platform."}, []string{"tenant"})
+		Help: "People created on the platform, by the job that created them and tenant."}, jt)
 	m.grantsApplied = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "grants_applied_total",
-		Help: "Balance grants the platform applied."}, []string{"tenant"})
+		Help: "Balance grants the platform applied, by the job that sent them and tenant."}, jt)
 	m.grantsHeld = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "grants_held",
-		Help: "Grants whose outcome is unknown, held for an operator, after the tenant's last people run."}, []string{"tenant"})
+		Help: "Grants whose outcome is unknown, held for an operator, after the tenant's last run of the job."}, jt)
 	m.rowsRejected = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "rows_rejected_total",
 		Help: "Source rows rejected, by job and tenant."}, jt)
 	m.ordersByStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "orders",
-		Help: "Orders in the reporting tables, by tenant and status, after the tenant's last orders run."}, []string{"tenant", "status"})
+		Help: "Orders in the reporting tables, by status, after the tenant's last orders run."}, []string{"job", "tenant", "status"})
 	m.apiCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "api_calls_total",
 		Help: "HTTP attempts to the platform's API, by endpoint (operation) and status (0 when no answer came)."},
 		[]string{"endpoint", "status"})
@@ -97,6 +115,11 @@ func New() *Metrics {
 		Help: "Attempts that waited for the client-side rate limit, by endpoint."}, []string{"endpoint"})
 	m.rateWaitSecs = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "api_rate_limit_wait_seconds_total",
 		Help: "Time spent waiting for the client-side rate limit, by endpoint."}, []string{"endpoint"})
+	m.buildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "build_info",
+		Help: "Always 1; its labels name hrsync's version and the Go version it was built with."}, []string{"version", "goversion"})
+	m.collectErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "metrics_collect_errors_total",
+		Help: "Scrapes that could not read a gauge's source, by source (dropfolder, store) and tenant; the gauges of that tenant are left out of that scrape."},
+		[]string{"source", "tenant"})
 
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -104,6 +127,7 @@ func New() *Metrics {
 		m.runs, m.runDuration, m.running, m.skipped, m.panics, m.lastSuccess,
 		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.rowsRejected, m.ordersByStatus,
 		m.apiCalls, m.apiDuration, m.apiRetries, m.rateWaits, m.rateWaitSecs,
+		m.lastOutcome, m.buildInfo, m.collectErrors,
 	)
 	m.notifications = newNotificationCounters(m.reg)
 	return m
@@ -118,6 +142,81 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
+// Known are the jobs, tenants and outcomes whose series Init creates at
+// zero, so that an alert or a rate sees them from the first scrape.
+type Known struct {
+	// Jobs are the job names (people, personalize, orders, ...).
+	Jobs []string
+	// Tenants are the configured tenants.
+	Tenants []string
+	// Outcomes are the outcomes a finished run may have (ok, attention,
+	// safeguard, failed, locked).
+	Outcomes []string
+}
+
+// Init sets hrsync_build_info for version and creates every series of the
+// known jobs, tenants and outcomes at zero: runs by outcome, the last
+// outcome, durations, runs in progress, skipped and panicked runs, people
+// created, grants applied and held, rows rejected, the collection errors
+// of each tenant, and the API's durations, retries and rate-limit waits of
+// each endpoint (api_calls_total, by status, appears with its first call).
+// The time of the last success is not created: 0 would read as a success in
+// 1970.
+func (m *Metrics) Init(version string, known Known) {
+	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
+	m.mu.Lock()
+	for _, o := range known.Outcomes {
+		if !slices.Contains(m.outcomes, o) {
+			m.outcomes = append(m.outcomes, o)
+		}
+	}
+	m.mu.Unlock()
+	for _, op := range apiclient.Operations() {
+		endpoint := string(op)
+		m.apiDuration.WithLabelValues(endpoint)
+		m.apiRetries.WithLabelValues(endpoint)
+		m.rateWaits.WithLabelValues(endpoint)
+		m.rateWaitSecs.WithLabelValues(endpoint)
+	}
+	for _, tenant := range known.Tenants {
+		for _, source := range []string{SourceDropFolder, SourceStore} {
+			m.collectErrors.WithLabelValues(source, tenant)
+		}
+		for _, job := range known.Jobs {
+			for _, o := range known.Outcomes {
+				m.runs.WithLabelValues(job, tenant, o)
+				m.lastOutcome.WithLabelValues(job, tenant, o)
+			}
+			m.runDuration.WithLabelValues(job, tenant)
+			m.running.WithLabelValues(job, tenant)
+			m.skipped.WithLabelValues(job, tenant)
+			m.panics.WithLabelValues(job, tenant)
+			m.peopleCreated.WithLabelValues(job, tenant)
+			m.grantsApplied.WithLabelValues(job, tenant)
+			m.grantsHeld.WithLabelValues(job, tenant)
+			m.rowsRejected.WithLabelValues(job, tenant)
+		}
+	}
+}
+
+// setLastOutcome sets hrsync_last_outcome of job and tenant to 1 for
+// outcome and to 0 for every other outcome known.
+func (m *Metrics) setLastOutcome(job, tenant, outcome string) {
+	m.mu.Lock()
+	if !slices.Contains(m.outcomes, outcome) {
+		m.outcomes = append(m.outcomes, outcome)
+	}
+	outcomes := slices.Clone(m.outcomes)
+	m.mu.Unlock()
+	for _, o := range outcomes {
+		v := 0.0
+		if o == outcome {
+			v = 1
+		}
+		m.lastOutcome.WithLabelValues(job, tenant, o).Set(v)
+	}
+}
+
 // RunStarted counts a run of job for tenant as in progress.
 func (m *Metrics) RunStarted(job, tenant string) {
 	m.running.WithLabelValues(job, tenant).Inc()
@@ -130,9 +229,16 @@ func (m *Metrics) RunFinished(job, tenant, outcome string, took time.Duration, a
 	m.running.WithLabelValues(job, tenant).Dec()
 	m.runs.WithLabelValues(job, tenant, outcome).Inc()
 	m.runDuration.WithLabelValues(job, tenant).Observe(took.Seconds())
+	m.setLastOutcome(job, tenant, outcome)
 	if outcome == "ok" || outcome == "attention" {
 		m.lastSuccess.WithLabelValues(job, tenant).Set(float64(at.UnixNano()) / 1e9)
 	}
+}
+
+// SetLastSuccess sets the time of the last success of job and tenant,
+// read from the store when the process starts.
+func (m *Metrics) SetLastSuccess(job, tenant string, at time.Time) {
+	m.lastSuccess.WithLabelValues(job, tenant).Set(float64(at.UnixNano()) / 1e9)
 }
 
 // RunSkipped counts a scheduled run skipped because the previous one was
@@ -150,27 +256,29 @@ func (m *Metrics) RunPanicked(job, tenant string) {
 // CountGrantsApplied, CountRejected) to their counters.
 func (m *Metrics) ObserveCounts(job, tenant string, counts map[string]int) {
 	if n := counts[CountCreated]; n > 0 {
-		m.peopleCreated.WithLabelValues(tenant).Add(float64(n))
+		m.peopleCreated.WithLabelValues(job, tenant).Add(float64(n))
 	}
 	if n := counts[CountGrantsApplied]; n > 0 {
-		m.grantsApplied.WithLabelValues(tenant).Add(float64(n))
+		m.grantsApplied.WithLabelValues(job, tenant).Add(float64(n))
 	}
 	if n := counts[CountRejected]; n > 0 {
 		m.rowsRejected.WithLabelValues(job, tenant).Add(float64(n))
 	}
 }
 
-// SetGrantsHeld sets how many of the tenant's grants are held.
-func (m *Metrics) SetGrantsHeld(tenant string, n int) {
-	m.grantsHeld.WithLabelValues(tenant).Set(float64(n))
+// SetGrantsHeld sets how many of the tenant's grants are held after a run
+// of job.
+func (m *Metrics) SetGrantsHeld(job, tenant string, n int) {
+	m.grantsHeld.WithLabelValues(job, tenant).Set(float64(n))
 }
 
 // SetOrdersByStatus replaces the tenant's orders-by-status gauge with
-// counts (status -> orders); statuses absent from counts are removed.
-func (m *Metrics) SetOrdersByStatus(tenant string, counts map[string]int) {
-	m.ordersByStatus.DeletePartialMatch(prometheus.Labels{"tenant": tenant})
+// counts (status -> orders) after a run of job; statuses absent from counts
+// are removed.
+func (m *Metrics) SetOrdersByStatus(job, tenant string, counts map[string]int) {
+	m.ordersByStatus.DeletePartialMatch(prometheus.Labels{"job": job, "tenant": tenant})
 	for status, n := range counts {
-		m.ordersByStatus.WithLabelValues(tenant, status).Set(float64(n))
+		m.ordersByStatus.WithLabelValues(job, tenant, status).Set(float64(n))
 	}
 }
 

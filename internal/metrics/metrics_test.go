@@ -2,9 +2,6 @@ package metrics
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -93,8 +90,8 @@ func TestMetrics(t *testing.T) {
 		m := New()
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 3, CountGrantsApplied: 3, CountRejected: 2, "unchanged": 40})
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 1})
-		m.SetGrantsHeld("acme", 4)
-		m.SetGrantsHeld("acme", 2)
+		m.SetGrantsHeld("people", "acme", 4)
+		m.SetGrantsHeld("people", "acme", 2)
 		for _, c := range []struct {
 			name string
 			want float64
@@ -106,9 +103,9 @@ func TestMetrics(t *testing.T) {
 	})
 	t.Run("orders by status replaces the tenant's statuses", func(t *testing.T) {
 		m := New()
-		m.SetOrdersByStatus("acme", map[string]int{"Processing": 3, "Shipped": 1})
-		m.SetOrdersByStatus("beta", map[string]int{"Processing": 7})
-		m.SetOrdersByStatus("acme", map[string]int{"Shipped": 4})
+		m.SetOrdersByStatus("orders", "acme", map[string]int{"Processing": 3, "Shipped": 1})
+		m.SetOrdersByStatus("orders", "beta", map[string]int{"Processing": 7})
+		m.SetOrdersByStatus("orders", "acme", map[string]int{"Shipped": 4})
 		if _, ok := value(t, m, "hrsync_orders", map[string]string{"tenant": "acme", "status": "Processing"}); ok {
 			t.Error("a status absent from the new counts is still there")
 		}
@@ -149,25 +146,11 @@ func TestMetrics(t *testing.T) {
 	t.Run("handler serves the exposition format", func(t *testing.T) {
 		m := New()
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 5})
-		srv := httptest.NewServer(m.Handler())
-		defer srv.Close()
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close() //nolint:errcheck // read below
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(body), `hrsync_people_created_total{tenant="acme"} 5`) {
+		body := scrape(t, m)
+		if !strings.Contains(body, `hrsync_people_created_total{job="people",tenant="acme"} 5`) {
 			t.Errorf("/metrics lacks the people counter:\n%.2000s", body)
 		}
-		if !strings.Contains(string(body), "go_goroutines") {
+		if !strings.Contains(body, "go_goroutines") {
 			t.Error("/metrics lacks the Go runtime collector")
 		}
 	})

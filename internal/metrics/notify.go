@@ -28,3 +28,10 @@ func (m *Metrics) Notified(tenant, channel string, sent bool) {
 	}
 	m.notifications.failed.WithLabelValues(tenant, channel).Inc()
 }
+
+// NotificationChannel creates the sent and failed series of a tenant's
+// channel at zero, so that they exist from the first scrape.
+func (m *Metrics) NotificationChannel(tenant, channel string) {
+	m.notifications.sent.WithLabelValues(tenant, channel)
+	m.notifications.failed.WithLabelValues(tenant, channel)
+}

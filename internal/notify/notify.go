@@ -128,6 +128,15 @@ func (n *Notifier) Add(tenant string, c Channel) {
 	n.channels[tenant] = append(n.channels[tenant], c)
 }
 
+// Channels names the tenant's channels, in the order they were added.
+func (n *Notifier) Channels(tenant string) []string {
+	names := make([]string, 0, len(n.channels[tenant]))
+	for _, c := range n.channels[tenant] {
+		names = append(names, c.Name())
+	}
+	return names
+}
+
 // Has tells whether the tenant has a channel.
 func (n *Notifier) Has(tenant string) bool { return len(n.channels[tenant]) > 0 }
 

@@ -191,10 +191,10 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		m.RunFinished(string(k.Job), k.Tenant, string(res.Outcome), took, r.now())
 		m.ObserveCounts(string(k.Job), k.Tenant, res.Counts)
 		if res.GrantsHeld != nil {
-			m.SetGrantsHeld(k.Tenant, *res.GrantsHeld)
+			m.SetGrantsHeld(string(k.Job), k.Tenant, *res.GrantsHeld)
 		}
 		if res.OrdersByStatus != nil {
-			m.SetOrdersByStatus(k.Tenant, res.OrdersByStatus)
+			m.SetOrdersByStatus(string(k.Job), k.Tenant, res.OrdersByStatus)
 		}
 	}
 	fields := []zap.Field{zap.String("outcome", string(res.Outcome)), zap.Duration("took", took), zap.Any("counts", res.Counts)}

@@ -1,0 +1,163 @@
+package main
+
+// The metrics of `hrsync daemon` and `hrsync run`: every series of the known
+// jobs, tenants and outcomes created at zero, the gauges the daemon reads at
+// scrape time, and the push of a one-shot run to a Pushgateway.
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"hrsync/config"
+	"hrsync/internal/metrics"
+	"hrsync/sources"
+	"hrsync/sources/dropfolder"
+	"hrsync/store"
+)
+
+// pushTimeout bounds the push at the end of a run, retries included: short
+// enough to end within a pod's termination grace period after a SIGTERM.
+const pushTimeout = 15 * time.Second
+
+// newMetrics returns metrics with hrsync_build_info set and every series of
+// the jobs (allJobs), the tenants and the finished outcomes at zero.
+func newMetrics(tenants []config.Tenant) *metrics.Metrics {
+	m := metrics.New()
+	known := metrics.Known{Tenants: tenantNames(tenants)}
+	for _, j := range allJobs() {
+		known.Jobs = append(known.Jobs, string(j))
+	}
+	for _, o := range store.FinishedOutcomes() {
+		known.Outcomes = append(known.Outcomes, string(o))
+	}
+	m.Init(version, known)
+	return m
+}
+
+// seedTimeout bounds the reads of seedMetrics.
+const seedTimeout = 10 * time.Second
+
+// seedMetrics starts the time of the last success of each job and tenant,
+// and the grants held of each tenant, from the store: a restarted daemon
+// (or a run whose Pushgateway lost its groups) shows them before its first
+// run, so that an alert on an old success or on held grants does not go
+// blind at a restart. A store that cannot be read is logged; the series
+// then wait for the first run.
+func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Store, tenants []config.Tenant) {
+	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
+	defer cancel()
+	names := tenantNames(tenants)
+	last, err := st.LastSuccesses(ctx)
+	if err != nil {
+		a.log.Warn("the time of the last success is not read from the store; it shows after the next success", zap.Error(err))
+	}
+	for k, at := range last {
+		if slices.Contains(names, k.Tenant) && slices.Contains(allJobs(), k.Job) {
+			m.SetLastSuccess(string(k.Job), k.Tenant, at)
+		}
+	}
+	held, err := st.HeldGrantCounts(ctx)
+	if err != nil {
+		a.log.Warn("the grants held are not read from the store; they show after the next people run", zap.Error(err))
+		return
+	}
+	for _, t := range names {
+		m.SetGrantsHeld(string(store.JobPeople), t, held[t])
+	}
+}
+
+// tenantNames lists the tenants' names (never nil, for JSON).
+func tenantNames(tenants []config.Tenant) []string {
+	names := make([]string, 0, len(tenants))
+	for _, t := range tenants {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
+// watchGauges adds the gauges the daemon reads at scrape time: the files
+// waiting in each CSV drop folder, and each tenant's personalizations and
+// orders waiting in st. A source that starts failing is logged once.
+func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store.Store) {
+	var folders []metrics.Folder
+	for _, t := range tenants {
+		if t.Source.CSV == nil {
+			continue
+		}
+		opts := t.Source.CSV.DropFolderOptions
+		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func() ([]time.Time, error) {
+			return waitingTimes(opts)
+		}})
+	}
+	onError := func(source, tenant string, err error) {
+		a.log.Warn("a metric's source cannot be read; its gauges are left out of the scrapes until it can",
+			zap.String("source", source), zap.String("tenant", tenant), zap.Error(err))
+	}
+	m.WatchFolders(folders, onError)
+	m.WatchBacklog(tenantNames(tenants), func(ctx context.Context, tenant string) (metrics.Backlog, error) {
+		b, err := st.Backlog(ctx, tenant)
+		return metrics.Backlog{PersonalizationsPending: b.PersonalizationsPending,
+			PersonalizationsFailed: b.PersonalizationsFailed, OrdersNotPolled: b.OrdersNotPolled}, err
+	}, 0, onError)
+}
+
+// waitingTimes lists the modification times of the files waiting in a drop
+// folder: listed at once, no link followed, no file read (Folder.Waiting).
+func waitingTimes(opts sources.DropFolderOptions) ([]time.Time, error) {
+	folder, err := dropfolder.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	files, err := folder.Waiting()
+	if err != nil {
+		return nil, err
+	}
+	times := make([]time.Time, 0, len(files))
+	for _, f := range files {
+		times = append(times, f.ModTime)
+	}
+	return times, nil
+}
+
+// tenantGaugesOf names the scrape-time gauges a job's pushed group carries:
+// what waits after its run, read when the run pushes.
+func tenantGaugesOf(job store.Job) []string {
+	switch job {
+	case store.JobPeople:
+		return []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}
+	case store.JobPersonalize:
+		return []string{metrics.NamePersonalizationsPending, metrics.NamePersonalizationsFailed}
+	case store.JobOrders:
+		return []string{metrics.NameOrdersNotPolled}
+	}
+	return nil
+}
+
+// pushMetrics pushes the metrics of the cycles a run made to the
+// Pushgateway of the configuration, one group per job and tenant; without
+// one it does nothing. A failed push is logged, never returned: it must not
+// change the run's outcome or exit code.
+func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []cycleEnd) {
+	mc := a.cfg.Metrics
+	if m == nil || mc.Pushgateway.Value() == "" || len(ends) == 0 {
+		return
+	}
+	groups := make([]metrics.Group, 0, len(ends))
+	for _, e := range ends {
+		groups = append(groups, metrics.Group{Job: string(e.key.Job), Tenant: e.key.Tenant, TenantGauges: tenantGaugesOf(e.key.Job)})
+	}
+	// Pushed even when the run was stopped by a signal: its outcome is what
+	// an alert wants to see.
+	pctx := context.WithoutCancel(ctx)
+	err := m.Push(pctx, metrics.PushOptions{URL: mc.Pushgateway.Value(), BearerToken: mc.PushgatewayToken.Value(),
+		Timeout: pushTimeout}, groups)
+	where := zap.String("pushgateway", metrics.RedactURL(mc.Pushgateway.Value()))
+	if err != nil {
+		a.log.Warn("metrics not pushed; the run's outcome stands", where, zap.Error(err))
+		return
+	}
+	a.log.Info("metrics pushed", where, zap.Int("groups", len(groups)))
+}
