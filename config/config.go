@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"hrsync/model"
 )
 
 // Config is hrsync's whole configuration.
@@ -247,7 +249,7 @@ const (
 	DefaultStoreSchema = "hrsync"
 	DefaultAPIBaseURL  = "http://127.0.0.1:8080"
 	DefaultTimezone    = "UTC"
-	DefaultGrantReason = "initial"
+	DefaultGrantReason = model.InitialGrantReason
 	DefaultLanguage    = "en-US"
 	DefaultPeopleCron  = "*/15 * * * *"
 )

@@ -76,9 +76,12 @@ const (
 
 // Grant is one balance grant to one person, identified by a deterministic key.
 type Grant struct {
-	Key        string     `json:"key"` // tenant/externalId/reason/occurrence
-	Tenant     string     `json:"tenant"`
-	ExternalID string     `json:"externalId"`
+	Key        string `json:"key"` // tenant/externalId/reason/occurrence
+	Tenant     string `json:"tenant"`
+	ExternalID string `json:"externalId"`
+	// Job is the job that made the grant ("people", "grants"); with Reason,
+	// the rule, it scopes which run may hold or resend it.
+	Job        string     `json:"job"`
 	Reason     string     `json:"reason"`
 	Occurrence string     `json:"occurrence"`
 	Amount     float64    `json:"amount"`
@@ -88,6 +91,12 @@ type Grant struct {
 	CreatedAt  time.Time  `json:"createdAt"`
 	UpdatedAt  time.Time  `json:"updatedAt"`
 }
+
+// InitialGrantReason is the reason of the people sync's initial balance
+// grant unless a tenant's people.grantReason names another. It is reserved
+// for the people sync: no grant rule may use it (nor the tenant's
+// people.grantReason), so that the two jobs' grant keys never collide.
+const InitialGrantReason = "initial"
 
 // GrantKey builds the deterministic key of a grant.
 func GrantKey(tenant, externalID, reason, occurrence string) string {

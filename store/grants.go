@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -30,8 +29,11 @@ const OpCreatePeople = "createPeople"
 
 // BatchIntent is one create-people call, recorded before it is made.
 type BatchIntent struct {
-	RunID          string
-	Tenant         string
+	RunID  string
+	Tenant string
+	// Job is the job that makes the call (JobPeople, JobGrants): the
+	// journal entry and the grants are recorded in its scope. Required.
+	Job            Job
 	Operation      string // "" means OpCreatePeople
 	IdempotencyKey string // the Idempotency-Key header the call carries
 	RequestSHA     string // hex SHA-256 of the request body
@@ -41,8 +43,8 @@ type BatchIntent struct {
 	// empty until FinishBatch.
 	People []PersonRow
 	// Grants are the balances the call adds. Key, when empty, is computed
-	// with model.GrantKey; Tenant, when empty, is the batch's; State and
-	// Attempts are set by the store.
+	// with model.GrantKey; Tenant and Job, when empty, are the batch's;
+	// State and Attempts are set by the store.
 	Grants []model.Grant
 	// StartedAt is when the intent is committed; zero means now.
 	StartedAt time.Time
@@ -74,6 +76,7 @@ type JournalEntry struct {
 	ID             int64
 	RunID          string
 	Tenant         string
+	Job            Job // the job that made the call
 	Operation      string
 	IdempotencyKey string
 	RequestSHA     string
@@ -90,6 +93,8 @@ type JournalEntry struct {
 // GrantFilter selects grants for ListGrants. Empty fields select all.
 type GrantFilter struct {
 	Tenant     string
+	Job        Job    // the job that made the grants
+	Reason     string // the rule that made them (a grant's reason)
 	States     []model.GrantState
 	ExternalID string
 	Limit      int // 0 means no limit
@@ -133,7 +138,7 @@ func (e *TransitionError) Is(target error) bool { return target == ErrGrantState
 func grantCols() []string {
 	return []string{
 		"grant_key", "tenant", "external_id", "reason", "occurrence", "amount", "state",
-		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at",
+		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at", "job",
 	}
 }
 
@@ -144,8 +149,8 @@ func grantCols() []string {
 // any other state fails the whole batch with a *GrantConflictError naming the
 // key, and nothing is written: the store refuses to double-send.
 func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64, err error) {
-	if in.RunID == "" || in.Tenant == "" || in.IdempotencyKey == "" {
-		return 0, errors.New("begin batch: run id, tenant and idempotency key are required")
+	if in.RunID == "" || in.Tenant == "" || in.Job == "" || in.IdempotencyKey == "" {
+		return 0, errors.New("begin batch: run id, tenant, job and idempotency key are required")
 	}
 	if err := checkPeople(in.People); err != nil {
 		return 0, fmt.Errorf("begin batch: %w", err)
@@ -175,6 +180,9 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 		if g.ExternalID == "" || g.Reason == "" {
 			return 0, errors.New("begin batch: grant without externalId or reason")
 		}
+		if g.Job != "" && g.Job != string(in.Job) {
+			return 0, fmt.Errorf("begin batch: grant for %s belongs to the %s job, not the %s job's call", g.ExternalID, g.Job, in.Job)
+		}
 		if g.Key == "" {
 			g.Key = model.GrantKey(g.Tenant, g.ExternalID, g.Reason, g.Occurrence)
 		}
@@ -194,7 +202,7 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 		}
 		resend := map[string]bool{}
 		err := s.forKeys(keys, func(cond string, args []any) error {
-			rows, err := tx.QueryContext(ctx, tx.Rebind("SELECT grant_key, state FROM grants WHERE grant_key "+cond+lockRows), args...)
+			rows, err := tx.QueryContext(ctx, tx.Rebind("SELECT grant_key, state, job FROM grants WHERE grant_key "+cond+lockRows), args...)
 			if err != nil {
 				return fmt.Errorf("read grants: %w", err)
 			}
@@ -202,10 +210,13 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 			for rows.Next() {
 				var key string
 				var st model.GrantState
-				if err := rows.Scan(&key, &st); err != nil {
+				var job Job
+				if err := rows.Scan(&key, &st, &job); err != nil {
 					return fmt.Errorf("read grants: %w", err)
 				}
-				if st != model.GrantNotApplied {
+				if st != model.GrantNotApplied || job != in.Job {
+					// Another job's grant is never sent again from this
+					// one's scope, whatever its state.
 					return &GrantConflictError{Key: key, State: st}
 				}
 				resend[key] = true
@@ -222,9 +233,9 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 		// between the check and the insert still fails on the unique
 		// constraint below, and that failure is reported, never ignored.
 		if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
-			(run_id, tenant, operation, idempotency_key, request_sha, item_count, state, started_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			in.RunID, in.Tenant, op, in.IdempotencyKey, in.RequestSHA, items, JournalSent, ts(started),
+			(run_id, tenant, job, operation, idempotency_key, request_sha, item_count, state, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+			in.RunID, in.Tenant, string(in.Job), op, in.IdempotencyKey, in.RequestSHA, items, JournalSent, ts(started),
 		).Scan(&journalID); err != nil {
 			return fmt.Errorf("insert journal: %w", err)
 		}
@@ -243,7 +254,7 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 			g := fresh[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = g.Key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence
 			vals[5], vals[6], vals[7], vals[8], vals[9] = g.Amount, string(model.GrantPending), 1, "", ""
-			vals[10], vals[11], vals[12] = journalID, now, now
+			vals[10], vals[11], vals[12], vals[13] = journalID, now, now, string(in.Job)
 			return vals
 		})
 		if err != nil {
@@ -431,41 +442,11 @@ func describeFailure(out BatchOutcome) string {
 	return strings.Join(parts, ": ")
 }
 
-// HoldInterrupted is run at the start of a run, under the run's lock: every
-// grant of the tenant still pending (its call may have been sent by a run
-// that crashed) becomes unknown, and every journal entry still sent becomes
-// unknown. It returns how many grants were held.
-func (s *Store) HoldInterrupted(ctx context.Context, tenant string) (n int, err error) {
-	err = s.inTx(ctx, "hold interrupted", func(tx *sqlx.Tx) error {
-		now := s.stamp()
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, updated_at = ?,
-			last_error = 'interrupted: the call''s outcome was never recorded' WHERE tenant = ? AND state = ?`),
-			model.GrantUnknown, now, tenant, model.GrantPending)
-		if err != nil {
-			return fmt.Errorf("hold grants: %w", err)
-		}
-		held, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("hold grants: %w", err)
-		}
-		n = int(held)
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE api_journal SET state = ?,
-			error_code = 'interrupted', error_message = 'no outcome was recorded' WHERE tenant = ? AND state = ?`),
-			JournalUnknown, tenant, JournalSent); err != nil {
-			return fmt.Errorf("hold journal: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
 // grantRow is a grants row as read.
 type grantRow struct {
 	Key        string        `db:"grant_key"`
 	Tenant     string        `db:"tenant"`
+	Job        string        `db:"job"`
 	ExternalID string        `db:"external_id"`
 	Reason     string        `db:"reason"`
 	Occurrence string        `db:"occurrence"`
@@ -478,12 +459,12 @@ type grantRow struct {
 	UpdatedAt  dbTime        `db:"updated_at"`
 }
 
-const grantSelect = `SELECT grant_key, tenant, external_id, reason, occurrence, amount, state, attempts,
+const grantSelect = `SELECT grant_key, tenant, job, external_id, reason, occurrence, amount, state, attempts,
 	last_error, journal_id, created_at, updated_at FROM grants`
 
 func (g grantRow) model() model.Grant {
 	return model.Grant{
-		Key: g.Key, Tenant: g.Tenant, ExternalID: g.ExternalID, Reason: g.Reason, Occurrence: g.Occurrence,
+		Key: g.Key, Tenant: g.Tenant, Job: g.Job, ExternalID: g.ExternalID, Reason: g.Reason, Occurrence: g.Occurrence,
 		Amount: g.Amount, State: model.GrantState(g.State), Attempts: g.Attempts, LastError: g.LastError,
 		CreatedAt: g.CreatedAt.Time, UpdatedAt: g.UpdatedAt.Time,
 	}
@@ -493,6 +474,8 @@ func (g grantRow) model() model.Grant {
 func (s *Store) ListGrants(ctx context.Context, f GrantFilter) ([]model.Grant, error) {
 	var c conditions
 	c.equal("tenant", f.Tenant)
+	c.equal("job", string(f.Job))
+	c.equal("reason", f.Reason)
 	c.equal("external_id", f.ExternalID)
 	oneOf(&c, "state", f.States)
 	q, args := grantSelect+c.clause(), c.args
@@ -573,99 +556,6 @@ func (s *Store) transition(ctx context.Context, what, key, note string, to model
 		}
 		return &TransitionError{Key: key, From: cur, To: to}
 	})
-}
-
-// UnknownBatches returns the tenant's held grants (state unknown) whose call
-// got no answer (its journal entry is unknown), grouped by that entry, with
-// its idempotency key, ordered by journal id. When the operator declares
-// that the platform honours Idempotency-Key, each batch can be sent again
-// exactly as it was, with the same key (see BeginResend).
-//
-// A grant held because a success answer did not account for its person
-// (BatchOutcome.Unaccounted) is not listed: the platform processed that
-// call, so a resend with its key would at best replay the same answer, and
-// at worst, once the platform forgot the key, apply the grant twice. Only an
-// operator settles it (ConfirmGrant, ReleaseGrant, VoidGrant).
-func (s *Store) UnknownBatches(ctx context.Context, tenant string) ([]HeldBatch, error) {
-	var out []HeldBatch
-	err := s.inReadTx(ctx, "unknown batches", func(tx *sqlx.Tx) error {
-		var rows []grantRow
-		if err := tx.SelectContext(ctx, &rows, tx.Rebind(grantSelect+
-			` WHERE tenant = ? AND state = ? AND journal_id IN (SELECT id FROM api_journal WHERE tenant = ? AND state = ?)
-			ORDER BY journal_id, grant_key`), tenant, model.GrantUnknown, tenant, JournalUnknown); err != nil {
-			return fmt.Errorf("read grants: %w", err)
-		}
-		byJournal := map[int64]int{}
-		var ids []int64
-		for _, r := range rows {
-			id := r.JournalID.Int64 // 0 for a grant never sent, which cannot be unknown
-			i, ok := byJournal[id]
-			if !ok {
-				i = len(out)
-				byJournal[id] = i
-				ids = append(ids, id)
-				out = append(out, HeldBatch{})
-			}
-			out[i].Grants = append(out[i].Grants, r.model())
-		}
-		for _, id := range ids {
-			if id == 0 {
-				continue
-			}
-			e, err := journalByID(ctx, tx, id)
-			if err != nil {
-				return err
-			}
-			out[byJournal[id]].Journal = e
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Journal.ID < out[j].Journal.ID })
-	return out, nil
-}
-
-// BeginResend records the intent to send a held batch again exactly as it
-// was, with its Idempotency-Key, for use only when the operator has declared
-// that the platform honours that header. It adds a journal entry (state
-// sent, same operation, key, request hash and item count, resend_of the held
-// entry) for run runID, and moves the held entry's grants that are still
-// unknown to pending on the new entry (attempts+1). Finish it with
-// FinishBatch. The held entry must be unknown and still hold grants.
-func (s *Store) BeginResend(ctx context.Context, heldJournalID int64, runID string) (journalID int64, err error) {
-	err = s.inTx(ctx, fmt.Sprintf("resend batch %d", heldJournalID), func(tx *sqlx.Tx) error {
-		old, err := journalByID(ctx, tx, heldJournalID)
-		if err != nil {
-			return err
-		}
-		if old.State != JournalUnknown {
-			return fmt.Errorf("%w: is %s, want %s", ErrJournalState, old.State, JournalUnknown)
-		}
-		if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
-			(run_id, tenant, operation, idempotency_key, request_sha, item_count, state, started_at, resend_of)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			runID, old.Tenant, old.Operation, old.IdempotencyKey, old.RequestSHA, old.ItemCount, JournalSent,
-			s.stamp(), heldJournalID,
-		).Scan(&journalID); err != nil {
-			return fmt.Errorf("insert journal: %w", err)
-		}
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, attempts = attempts + 1,
-			journal_id = ?, updated_at = ? WHERE journal_id = ? AND state = ?`),
-			model.GrantPending, journalID, s.stamp(), heldJournalID, model.GrantUnknown)
-		if err != nil {
-			return fmt.Errorf("update grants: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return fmt.Errorf("%w: no held grants left", ErrJournalState)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return journalID, nil
 }
 
 // GrantTotals returns, per externalId, the sum of the tenant's applied

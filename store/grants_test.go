@@ -20,9 +20,12 @@ func welcome(tenant, ext string, amount float64) model.Grant {
 	return model.Grant{Tenant: tenant, ExternalID: ext, Reason: "welcome", Occurrence: "2025", Amount: amount}
 }
 
+// peopleScope is the scope of the people sync's grants and calls.
+var peopleScope = store.Scope{Job: store.JobPeople}
+
 // intent builds a batch creating people ids, each with a welcome grant of 50.
 func intent(run, tenant, key string, ids ...string) store.BatchIntent {
-	in := store.BatchIntent{RunID: run, Tenant: tenant, IdempotencyKey: key, RequestSHA: "sha-" + key}
+	in := store.BatchIntent{RunID: run, Tenant: tenant, Job: store.JobPeople, IdempotencyKey: key, RequestSHA: "sha-" + key}
 	for i, id := range ids {
 		in.People = append(in.People, person(id, i))
 		in.Grants = append(in.Grants, welcome(tenant, id, 50))
@@ -245,10 +248,13 @@ func TestBatches(t *testing.T) {
 		t.Run("invalid intents are refused", func(t *testing.T) {
 			startRun(t, s, "r-bad", "bad")
 			for name, in := range map[string]store.BatchIntent{
-				"no key":       {RunID: "r-bad", Tenant: "bad"},
-				"other tenant": {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
-				"twice":        {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
-				"no person":    {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},
+				"no key": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople},
+				"no job": {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1)}},
+				"other job": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", People: []store.PersonRow{person("a", 1)},
+					Grants: []model.Grant{{ExternalID: "a", Job: "grants", Reason: "welcome", Occurrence: "1", Amount: 1}}},
+				"other tenant": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
+				"twice":        {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
+				"no person":    {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},
 				"unknown run":  intent("no-such-run", "bad", "k", "a"),
 			} {
 				if _, err := s.BeginBatch(ctx(t), in); err == nil {
@@ -272,7 +278,7 @@ func TestHoldInterrupted(t *testing.T) {
 		must(t, s.FinishBatch(ctx(t), id2, store.BatchOutcome{State: store.JournalSucceeded, HTTPStatus: 201}))
 		grantIn(t, s, "hold-other", "o", model.GrantPending)
 
-		n, err := s.HoldInterrupted(ctx(t), "hold")
+		n, err := s.HoldInterrupted(ctx(t), "hold", peopleScope)
 		must(t, err)
 		t.Run("pending grants become unknown and are counted", func(t *testing.T) {
 			if n != 2 {
@@ -301,7 +307,7 @@ func TestHoldInterrupted(t *testing.T) {
 			}
 		})
 		t.Run("running it again holds nothing more", func(t *testing.T) {
-			n, err := s.HoldInterrupted(ctx(t), "hold")
+			n, err := s.HoldInterrupted(ctx(t), "hold", peopleScope)
 			must(t, err)
 			if n != 0 {
 				t.Fatalf("held %d", n)
@@ -429,13 +435,13 @@ func TestUnknownBatchesAndResend(t *testing.T) {
 		must(t, err)
 		must(t, s.FinishBatch(ctx(t), id1, store.BatchOutcome{State: store.JournalUnknown, ErrorMessage: "timeout"}))
 		must(t, s.FinishBatch(ctx(t), id3, store.BatchOutcome{State: store.JournalSucceeded}))
-		n, err := s.HoldInterrupted(ctx(t), "idem") // batch 2 was never answered
+		n, err := s.HoldInterrupted(ctx(t), "idem", peopleScope) // batch 2 was never answered
 		must(t, err)
 		if n != 1 {
 			t.Fatalf("held %d", n)
 		}
 
-		held, err := s.UnknownBatches(ctx(t), "idem")
+		held, err := s.UnknownBatches(ctx(t), "idem", peopleScope)
 		must(t, err)
 		t.Run("held grants are grouped by their batch with its key", func(t *testing.T) {
 			if len(held) != 2 {
@@ -451,7 +457,7 @@ func TestUnknownBatchesAndResend(t *testing.T) {
 		})
 		t.Run("a held batch is resent with the same key and request", func(t *testing.T) {
 			startRun(t, s, "r2", "idem")
-			id, err := s.BeginResend(ctx(t), id1, "r2")
+			id, err := s.BeginResend(ctx(t), id1, "r2", peopleScope)
 			must(t, err)
 			j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r2"})
 			must(t, err)
@@ -470,7 +476,7 @@ func TestUnknownBatchesAndResend(t *testing.T) {
 			if len(totals) != 3 || totals["a"] != 50 || totals["b"] != 50 || totals["d"] != 50 {
 				t.Fatalf("totals = %v", totals)
 			}
-			left, err := s.UnknownBatches(ctx(t), "idem")
+			left, err := s.UnknownBatches(ctx(t), "idem", peopleScope)
 			must(t, err)
 			if len(left) != 1 || left[0].Journal.ID != id2 {
 				t.Fatalf("left = %+v", left)
@@ -478,11 +484,11 @@ func TestUnknownBatchesAndResend(t *testing.T) {
 		})
 		t.Run("only a held batch with held grants can be resent", func(t *testing.T) {
 			startRun(t, s, "r3", "idem")
-			_, err := s.BeginResend(ctx(t), id3, "r3") // succeeded
+			_, err := s.BeginResend(ctx(t), id3, "r3", peopleScope) // succeeded
 			wantErr(t, err, store.ErrJournalState)
-			_, err = s.BeginResend(ctx(t), id1, "r3") // its grants were resent already
+			_, err = s.BeginResend(ctx(t), id1, "r3", peopleScope) // its grants were resent already
 			wantErr(t, err, store.ErrJournalState)
-			_, err = s.BeginResend(ctx(t), 424242, "r3")
+			_, err = s.BeginResend(ctx(t), 424242, "r3", peopleScope)
 			wantErr(t, err, store.ErrNotFound)
 		})
 	})
@@ -540,13 +546,13 @@ func TestUnaccountedPeopleAreHeld(t *testing.T) {
 			}
 		})
 		t.Run("it is not offered for a resend with the key", func(t *testing.T) {
-			held, err := s.UnknownBatches(ctx(t), "acc")
+			held, err := s.UnknownBatches(ctx(t), "acc", peopleScope)
 			must(t, err)
 			if len(held) != 0 {
 				t.Fatalf("unknown batches = %+v, want none", held)
 			}
 			startRun(t, s, "r2", "acc")
-			_, err = s.BeginResend(ctx(t), id, "r2")
+			_, err = s.BeginResend(ctx(t), id, "r2", peopleScope)
 			wantErr(t, err, store.ErrJournalState)
 		})
 		t.Run("the operator settles it", func(t *testing.T) {
@@ -571,7 +577,7 @@ func TestUnaccountedPeopleAreHeld(t *testing.T) {
 			startRun(t, s, "r4", "late")
 			id, err := s.BeginBatch(ctx(t), intent("r4", "late", "key-late", "x", "y"))
 			must(t, err)
-			n, err := s.HoldInterrupted(ctx(t), "late")
+			n, err := s.HoldInterrupted(ctx(t), "late", peopleScope)
 			must(t, err)
 			if n != 2 {
 				t.Fatalf("held %d, want 2", n)
@@ -584,7 +590,7 @@ func TestUnaccountedPeopleAreHeld(t *testing.T) {
 			if g := grantState(t, s, "late", "y"); g.State != model.GrantUnknown {
 				t.Errorf("grant y = %+v, want unknown", g)
 			}
-			held, err := s.UnknownBatches(ctx(t), "late")
+			held, err := s.UnknownBatches(ctx(t), "late", peopleScope)
 			must(t, err)
 			if len(held) != 0 {
 				t.Fatalf("unknown batches = %+v, want none", held)

@@ -12,6 +12,7 @@ import (
 // JournalFilter selects journal entries. Empty fields select all.
 type JournalFilter struct {
 	Tenant string
+	Job    Job
 	RunID  string
 	States []JournalState
 	Limit  int // 0 means no limit; with a limit, the newest entries are kept
@@ -21,6 +22,7 @@ type journalRow struct {
 	ID             int64         `db:"id"`
 	RunID          string        `db:"run_id"`
 	Tenant         string        `db:"tenant"`
+	Job            string        `db:"job"`
 	Operation      string        `db:"operation"`
 	IdempotencyKey string        `db:"idempotency_key"`
 	RequestSHA     string        `db:"request_sha"`
@@ -34,12 +36,12 @@ type journalRow struct {
 	ResendOf       sql.NullInt64 `db:"resend_of"`
 }
 
-const journalSelect = `SELECT id, run_id, tenant, operation, idempotency_key, request_sha, item_count, state,
+const journalSelect = `SELECT id, run_id, tenant, job, operation, idempotency_key, request_sha, item_count, state,
 	http_status, error_code, error_message, started_at, finished_at, resend_of FROM api_journal`
 
 func (r journalRow) entry() JournalEntry {
 	return JournalEntry{
-		ID: r.ID, RunID: r.RunID, Tenant: r.Tenant, Operation: r.Operation, IdempotencyKey: r.IdempotencyKey,
+		ID: r.ID, RunID: r.RunID, Tenant: r.Tenant, Job: Job(r.Job), Operation: r.Operation, IdempotencyKey: r.IdempotencyKey,
 		RequestSHA: r.RequestSHA, ItemCount: r.ItemCount, State: JournalState(r.State),
 		HTTPStatus: int(r.HTTPStatus.Int64), ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage,
 		StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time, ResendOf: r.ResendOf.Int64,
@@ -63,6 +65,7 @@ func journalByID(ctx context.Context, tx *sqlx.Tx, id int64) (JournalEntry, erro
 func (s *Store) Journal(ctx context.Context, f JournalFilter) ([]JournalEntry, error) {
 	var c conditions
 	c.equal("tenant", f.Tenant)
+	c.equal("job", string(f.Job))
 	c.equal("run_id", f.RunID)
 	oneOf(&c, "state", f.States)
 	q, args := journalSelect+c.clause(), c.args

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"os"
 	"strings"
@@ -23,19 +24,7 @@ const birthFields = `{"name":{"initials":"AT"},"work":{"department":"Eng"},"anni
 // refuses a row that holds it (a trigger on SQLite, a check on PostgreSQL).
 func TestPersonalizeNoBirth(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		raw := b.raw(t)
-		dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
-		if b.name == "postgres" {
-			dialect, dir = goose.DialectPostgres, "migrations/postgres"
-			if _, err := raw.ExecContext(ctx(t), "CREATE SCHEMA IF NOT EXISTS "+pq.QuoteIdentifier(b.schema)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		p, err := goose.NewProvider(dialect, raw, os.DirFS(dir), goose.WithDisableGlobalRegistry(true))
-		must(t, err)
-		if _, err := p.UpTo(ctx(t), 4); err != nil {
-			t.Fatalf("migrate to 4: %v", err)
-		}
+		raw := migratedTo(t, b, 4)
 		insert := `INSERT INTO personalizations (tenant, external_id, collection_id, fingerprint, state, sha, fields,
 			first_requested_at, updated_at) VALUES ('acme', $1, 'c1', 1, 'done', 'sha', $2, '2025-01-01 00:00:00', '2025-01-01 00:00:00')`
 		if _, err := raw.ExecContext(ctx(t), insert, "old", birthFields); err != nil {
@@ -72,6 +61,26 @@ func TestPersonalizeNoBirth(t *testing.T) {
 		must(t, raw.QueryRowContext(ctx(t), `SELECT fields FROM personalization_report WHERE external_id = 'old'`).Scan(&fields))
 		assertNoBirth(t, "the view", json.RawMessage(fields))
 	})
+}
+
+// migratedTo migrates the backend's empty database up to version, as an
+// older hrsync would have left it, and returns a plain handle on it.
+func migratedTo(t *testing.T, b backend, version int64) *sql.DB {
+	t.Helper()
+	raw := b.raw(t)
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	if b.name == "postgres" {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+		if _, err := raw.ExecContext(ctx(t), "CREATE SCHEMA IF NOT EXISTS "+pq.QuoteIdentifier(b.schema)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := goose.NewProvider(dialect, raw, os.DirFS(dir), goose.WithDisableGlobalRegistry(true))
+	must(t, err)
+	if _, err := p.UpTo(ctx(t), version); err != nil {
+		t.Fatalf("migrate to %d: %v", version, err)
+	}
+	return raw
 }
 
 func assertNoBirth(t *testing.T, what string, fields json.RawMessage) {

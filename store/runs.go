@@ -21,6 +21,7 @@ const (
 	JobPeople      Job = "people"
 	JobPersonalize Job = "personalize"
 	JobOrders      Job = "orders"
+	JobGrants      Job = "grants"
 )
 
 // RunOutcome is how a run ended.

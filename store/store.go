@@ -14,7 +14,8 @@
 // intent is committed before its API call (BeginBatch) and its outcome after
 // (FinishBatch); a grant whose outcome is not known is never made pending
 // again except by an operator (ReleaseGrant) or by an explicit resend of the
-// very same batch (BeginResend).
+// very same batch (BeginResend). Grants and calls belong to the job that
+// made them (Scope): a job's recovery steps never touch another job's.
 package store
 
 import (

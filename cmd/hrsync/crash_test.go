@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"hrsync/store"
 )
 
 // killPoint is when a run is killed: once its createPeople calls seen at
@@ -282,6 +284,7 @@ func runAndKill(t *testing.T, e *env, kp killPoint) (bool, result) {
 			t.Fatalf("kill the run: %v", err)
 		}
 		waitErr = <-exited
+		waitLockFreed(t, e, "people-acme")
 	}
 	res := result{stdout: stdout.String(), stderr: stderr.String()}
 	var exit *exec.ExitError
@@ -364,4 +367,37 @@ func journalKeys(t *testing.T, e *env) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// waitLockFreed waits until the lock a killed run held can be taken. A file
+// lock dies with its process; a PostgreSQL advisory lock only when the
+// server notices that the killed client's connection closed, which on a
+// loaded machine can come after the next run has started (and found the
+// lock held: exit 5).
+func waitLockFreed(t *testing.T, e *env, name string) {
+	t.Helper()
+	if e.storeKind != storePostgres {
+		return
+	}
+	st, err := store.Open(t.Context(), e.pgURL, store.Options{Schema: e.schema, ReadOnly: true})
+	if errors.Is(err, store.ErrNoState) || errors.Is(err, store.ErrStateOutdated) {
+		return // killed before its state was migrated: before it took the lock
+	}
+	if err != nil {
+		t.Fatalf("open the state to wait for the lock: %v", err)
+	}
+	defer func() { _ = st.Close() }()
+	var lastErr error
+	freed := waitFor(commandTimeout, func() bool {
+		release, err := st.TryLock(t.Context(), name)
+		if err != nil {
+			lastErr = err
+			return false
+		}
+		lastErr = release()
+		return true
+	})
+	if !freed || lastErr != nil {
+		t.Fatalf("the killed run's lock %s: %v", name, lastErr)
+	}
 }

@@ -432,6 +432,38 @@ func TestE2EHeldGrants(t *testing.T) {
 		}
 	})
 
+	step(t, "the held grants are listed and decided within their job and rule", func(t *testing.T) {
+		e := e.in(t)
+		list := func(args ...string) []ledgerGrant {
+			res := e.mustRun(0, append([]string{"grants", "list", "--json"}, args...)...)
+			var out []ledgerGrant
+			if err := json.Unmarshal([]byte(res.stdout), &out); err != nil {
+				t.Fatalf("decode grants list: %v\n%s", err, res)
+			}
+			return out
+		}
+		if n := len(list("--job", "people", "--rule", "initial")); n != 20 {
+			t.Errorf("--job people --rule initial lists %d grants, want the 20 held", n)
+		}
+		if n := len(list("--job", "grants")); n != 0 {
+			t.Errorf("--job grants lists %d grants, want none", n)
+		}
+		if n := len(list("--rule", "birthday")); n != 0 {
+			t.Errorf("--rule birthday lists %d grants, want none", n)
+		}
+		res := e.mustRun(2, "grants", "list", "--job", "nope")
+		if !strings.Contains(res.stderr, "nope") || !strings.Contains(res.stderr, "want people or grants") {
+			t.Errorf("an unknown job's error: %s", res)
+		}
+		res = e.mustRun(1, "grants", "confirm", "--job", "grants", held[0].Key)
+		if !strings.Contains(res.stderr, "is of job people, rule initial: outside --job grants --rule any") {
+			t.Errorf("a decision outside its scope: %s", res)
+		}
+		if n := len(e.grants()); n != 20 {
+			t.Errorf("%d grants held after a refused decision, want 20", n)
+		}
+	})
+
 	step(t, "the operator confirms the applied call and releases the other", func(t *testing.T) {
 		e := e.in(t)
 		keys := journalKeys(t, e)

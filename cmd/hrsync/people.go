@@ -383,7 +383,10 @@ its commit) is held, never resent on its own. Check the person's balance on the 
   release KEY  it was NOT applied: it is sent again with the next export listing the person
                (dropping the same file again is enough: only released people are sent)
   confirm KEY  it WAS applied: record it as applied
-  void KEY     never send it`,
+  void KEY     never send it
+Each grant belongs to the job and rule that made it (the people sync's initial balance: job people,
+rule initial; a grants rule: job grants, rule NAME). --job and --rule narrow the list, and make a
+decision refuse a key of another job or rule.`,
 	}
 	list := &cobra.Command{
 		Use:   "list",
@@ -407,6 +410,9 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			for _, s := range states {
 				f.States = append(f.States, model.GrantState(s))
 			}
+			if f.Job, f.Reason, err = grantScope(cmd); err != nil {
+				return err
+			}
 			grants, err := st.ListGrants(cmd.Context(), f)
 			if err != nil {
 				return err
@@ -420,6 +426,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 	addConfigFlags(list)
 	addOutputFlag(list)
 	list.Flags().StringSlice("state", []string{string(model.GrantUnknown), string(model.GrantPending)}, "states to list (pending, applied, not_applied, unknown, voided)")
+	addScopeFlags(list)
 	cmd.AddCommand(list)
 
 	decide := func(use, done, short string, do func(ctx context.Context, st *store.Store, key, note string) error) *cobra.Command {
@@ -434,7 +441,14 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 				}
 				note, _ := cmd.Flags().GetString("note")
 				defer st.Close() //nolint:errcheck // each decision is committed on its own
+				job, rule, err := grantScope(cmd)
+				if err != nil {
+					return err
+				}
 				for _, k := range keys {
+					if err := inScope(cmd.Context(), st, k, job, rule); err != nil {
+						return err
+					}
 					if err := do(cmd.Context(), st, k, note); err != nil {
 						return err
 					}
@@ -444,6 +458,7 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 			},
 		}
 		addConfigFlags(c)
+		addScopeFlags(c)
 		c.Flags().String("note", "", "why (kept in the ledger)")
 		return c
 	}
@@ -458,15 +473,58 @@ its commit) is held, never resent on its own. Check the person's balance on the 
 	return cmd
 }
 
+// addScopeFlags adds --job and --rule, which narrow a grants command to
+// the grants of one job and rule.
+func addScopeFlags(c *cobra.Command) {
+	c.Flags().String("job", "", "only the grants of this job (people, grants)")
+	c.Flags().String("rule", "", "only the grants of this rule (a grant's reason: initial, or a grants rule's name)")
+}
+
+// grantScope reads --job and --rule; a job that grants nothing is a
+// usage error.
+func grantScope(cmd *cobra.Command) (store.Job, string, error) {
+	job, _ := cmd.Flags().GetString("job")
+	rule, _ := cmd.Flags().GetString("rule")
+	if j := store.Job(job); j != "" && j != store.JobPeople && j != store.JobGrants {
+		return "", "", withCode(exitUsage, fmt.Errorf("--job %q: want %s or %s", job, store.JobPeople, store.JobGrants))
+	}
+	return store.Job(job), rule, nil
+}
+
+// inScope refuses a decision about grant key when it is not of job and
+// rule (either empty means any). A grant's job and rule never change.
+func inScope(ctx context.Context, st *store.Store, key string, job store.Job, rule string) error {
+	if job == "" && rule == "" {
+		return nil
+	}
+	g, err := st.Grant(ctx, key)
+	if err != nil {
+		return err
+	}
+	if job != "" && g.Job != string(job) || rule != "" && g.Reason != rule {
+		return fmt.Errorf("grant %s is of job %s, rule %s: outside --job %s --rule %s; nothing decided for it",
+			key, g.Job, g.Reason, orAny(string(job)), orAny(rule))
+	}
+	return nil
+}
+
+// orAny renders an empty filter as "any".
+func orAny(s string) string {
+	if s == "" {
+		return "any"
+	}
+	return s
+}
+
 // printGrants prints grants as a table, amounts as money.
 func printGrants(w io.Writer, grants []model.Grant) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
+	fmt.Fprintln(tw, "KEY\tJOB\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
 	if len(grants) == 0 {
-		fmt.Fprintln(tw, "(none)\t\t\t\t\t")
+		fmt.Fprintln(tw, "(none)\t\t\t\t\t\t")
 	}
 	for _, g := range grants {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", g.Key, g.State, money(g.Amount), g.Attempts,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", g.Key, g.Job, g.State, money(g.Amount), g.Attempts,
 			g.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"), g.LastError)
 	}
 	return tw.Flush()

@@ -8,15 +8,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"hrsync/api"
-	"hrsync/apiclient"
 	"hrsync/emulator"
-	"hrsync/internal/contract"
+	"hrsync/internal/emutest"
 	"hrsync/model"
 	"hrsync/store"
 	"hrsync/sync/people"
@@ -70,26 +68,13 @@ type answerEnv struct {
 func newAnswerEnv(t *testing.T, fn rewrite) *answerEnv {
 	t.Helper()
 	e := newEnv(t)
-	v, err := contract.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serve(t, e, v.Middleware(rewriting(t, e.emu, fn), func(err error) { t.Error(err) }))
+	return serve(t, e, emutest.Validated(t, rewriting(t, e.emu, fn)))
 }
 
 // serve points e's client at a loopback server of h.
 func serve(t *testing.T, e *env, h http.Handler) *answerEnv {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	var err error
-	e.client, err = apiclient.New(apiclient.Config{
-		BaseURL: srv.URL, Token: token, UserAgentVersion: "test",
-		Timeout: 5 * time.Second, MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.client = emutest.Client(t, h)
 	return &answerEnv{env: e}
 }
 
@@ -365,10 +350,6 @@ func TestTrustedResendWhoseAnswerLeavesOneOutHoldsOnlyThem(t *testing.T) {
 	// The first call is applied and its connection dropped (no answer); the
 	// trusted resend with the same key is answered without the second person.
 	e := newEnv(t)
-	v, err := contract.New()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var creates int
 	leaveOut := rewriting(t, e.emu, func(got []api.ReturnedPerson) []api.ReturnedPerson {
 		var out []api.ReturnedPerson
@@ -379,7 +360,7 @@ func TestTrustedResendWhoseAnswerLeavesOneOutHoldsOnlyThem(t *testing.T) {
 		}
 		return out
 	})
-	a := serve(t, e, v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a := serve(t, e, emutest.Validated(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/ext/v1/people" {
 			creates++
 			if creates > 1 {
@@ -388,7 +369,7 @@ func TestTrustedResendWhoseAnswerLeavesOneOutHoldsOnlyThem(t *testing.T) {
 			}
 		}
 		e.emu.ServeHTTP(w, r)
-	}), func(err error) { t.Error(err) }))
+	})))
 	if _, err := e.emu.AddFault(emulator.Fault{Operation: "createPeople", When: emulator.After, Drop: true, Count: 1}); err != nil {
 		t.Fatal(err)
 	}

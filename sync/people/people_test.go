@@ -6,25 +6,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"hrsync/apiclient"
 	"hrsync/emulator"
-	"hrsync/internal/contract"
+	"hrsync/internal/emutest"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
-
-const token = "test-token"
 
 // env is a people sync wired to a real SQLite store and the emulator over loopback.
 type env struct {
@@ -43,23 +39,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{token: nil}, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := contract.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(v.Middleware(emu, func(err error) { t.Error(err) }))
-	t.Cleanup(srv.Close)
-	client, err := apiclient.New(apiclient.Config{
-		BaseURL: srv.URL, Token: token, UserAgentVersion: "test",
-		Timeout: 5 * time.Second, MaxAttempts: 3, BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	emu, client := emutest.Start(t)
 	return &env{t: t, st: st, emu: emu, client: client, dir: dir}
 }
 
@@ -382,7 +362,7 @@ func TestInterruptedIntentIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.st.BeginBatch(t.Context(), store.BatchIntent{
-		RunID: "dead-run", Tenant: "acme", IdempotencyKey: "k1", RequestSHA: "x",
+		RunID: "dead-run", Tenant: "acme", Job: store.JobPeople, IdempotencyKey: "k1", RequestSHA: "x",
 		People: []store.PersonRow{{ExternalID: "000001", Email: "p1@example.com", FirstName: "First", LastName: "Last1"}},
 		Grants: []model.Grant{{ExternalID: "000001", Reason: "initial", Occurrence: "1", Amount: 10}},
 	})

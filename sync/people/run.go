@@ -16,6 +16,7 @@ import (
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
+	"hrsync/sync/sender"
 )
 
 // Export is one export waiting to be processed: a file of a drop folder or
@@ -143,7 +144,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	} else if n > 0 {
 		j.log.Warn("runs that a crash or a kill interrupted are recorded as failed", zap.Int("runs", n))
 	}
-	if rep.HeldAtStart, err = j.store.HoldInterrupted(ctx, j.opts.Tenant); err != nil {
+	if rep.HeldAtStart, err = j.sender.HoldInterrupted(ctx); err != nil {
 		return rep, fmt.Errorf("hold interrupted grants: %w", err)
 	}
 	if rep.HeldAtStart > 0 {
@@ -400,7 +401,7 @@ func withRefusals(plan *Plan, refusals []Refusal) []model.Rejection {
 	out := make([]model.Rejection, 0, len(plan.Rejections)+len(refusals))
 	out = append(out, plan.Rejections...)
 	for _, r := range refusals {
-		out = append(out, r.rejection(plan.Source))
+		out = append(out, r.Rejection(plan.Source))
 	}
 	slices.SortStableFunc(out, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
 	return out
@@ -444,9 +445,7 @@ func (j *Job) refusedAlone(ctx context.Context, externalID string) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("read the call of %s: %w", externalID, err)
 	}
-	return call.State == store.JournalNotApplied && call.ItemCount == 1 && splittable(&apiclient.Error{
-		Status: call.HTTPStatus, Message: call.ErrorMessage, Outcome: apiclient.OutcomeNotApplied,
-	}), nil
+	return sender.RefusedAlone(call), nil
 }
 
 // failSource records a failed run for a source that could not be read

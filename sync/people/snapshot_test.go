@@ -3,13 +3,11 @@ package people
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,11 +16,11 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"hrsync/api"
+	"hrsync/internal/storetest"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
@@ -41,52 +39,8 @@ type testStore struct {
 // (dropped at the end); it fails without HRSYNC_TEST_POSTGRES_URL.
 func eachStore(t *testing.T, fn func(t *testing.T, ts testStore)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "state.db")
-		st, err := store.Open(t.Context(), "sqlite:"+path, store.Options{Migrate: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		raw, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = raw.Close() })
-		fn(t, testStore{name: "sqlite", st: st, raw: raw})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		u := os.Getenv("HRSYNC_TEST_POSTGRES_URL")
-		if u == "" {
-			t.Fatal("PostgreSQL tests need a server: set HRSYNC_TEST_POSTGRES_URL (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-		}
-		var b [6]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			t.Fatal(err)
-		}
-		schema := "hrsync_test_" + hex.EncodeToString(b[:])
-		st, err := store.Open(t.Context(), u, store.Options{Schema: schema, Migrate: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sep := "?"
-		if strings.Contains(u, "?") {
-			sep = "&"
-		}
-		raw, err := sql.Open("postgres", u+sep+"search_path="+url.QueryEscape(schema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = st.Close()
-			if _, err := raw.ExecContext(context.Background(), "DROP SCHEMA "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
-				t.Errorf("drop schema: %v", err)
-			}
-			_ = raw.Close()
-		})
-		fn(t, testStore{name: "postgres", st: st, raw: raw})
+	storetest.Each(t, func(t *testing.T, s storetest.Store) {
+		fn(t, testStore{name: s.Name, st: s.St, raw: s.Raw})
 	})
 }
 

@@ -1,4 +1,4 @@
-package people
+package sender
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
+	"hrsync/internal/storetest"
 	"hrsync/model"
 	"hrsync/store"
 )
@@ -103,41 +104,53 @@ func (f *fakePlatform) sizes() []int {
 	return out
 }
 
-// bisectPeople are n new people P01..Pn, with lines 2..n+1.
-func bisectPeople(n int) *People {
-	var l People
+// bisectPeople are n new people P01..Pn, with lines 2..n+1, each with an
+// initial grant of 10 times their number.
+func bisectPeople(n int) List {
+	var l List
 	for i := 1; i <= n; i++ {
-		b := float64(10 * i)
-		l.Add(model.Person{ExternalID: fmt.Sprintf("P%02d", i), Email: fmt.Sprintf("p%d@example.com", i),
-			FirstName: "F", LastName: "L", AddBalance: &b, Line: i + 1})
+		l = append(l, Item{
+			Person: model.Person{ExternalID: fmt.Sprintf("P%02d", i), Email: fmt.Sprintf("p%d@example.com", i),
+				FirstName: "F", LastName: "L", Line: i + 1},
+			Grant: Grant{Reason: model.InitialGrantReason, Occurrence: "1", AddBalance: float64(10 * i)},
+		})
 	}
-	return &l
+	return l
 }
 
-// applyWith applies a plan creating people with a job over ts and platform.
-func applyWith(ctx context.Context, t *testing.T, ts testStore, platform Creator, create *People, mutate func(*Options)) (string, *Result, error) {
+// newPeopleRows are the state rows of new people, saved with their intent.
+func newPeopleRows(people []model.Person) []store.PersonRow {
+	rows := make([]store.PersonRow, len(people))
+	for i, p := range people {
+		rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName}
+	}
+	return rows
+}
+
+// sendWith sends items as the people sync does (new people saved with
+// their intent) over ts and platform, under a new run.
+func sendWith(ctx context.Context, t *testing.T, ts storetest.Store, platform Creator, items Items, mutate func(*Options)) (string, *Result, error) {
 	t.Helper()
-	opts := Options{Tenant: "acme", CollectionID: "c", BatchSize: 10, Concurrency: 1}
+	opts := Options{Tenant: "acme", CollectionID: "c", Job: store.JobPeople, BatchSize: 10, Concurrency: 1, PersonRows: newPeopleRows}
 	if mutate != nil {
 		mutate(&opts)
 	}
-	j, err := New(opts, ts.st, platform, nil)
+	s, err := New(opts, ts.St, platform, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runID := uuid.NewString()
-	if err := ts.st.StartRun(t.Context(), store.Run{ID: runID, Job: store.JobPeople, Tenant: "acme"}); err != nil {
+	if err := ts.St.StartRun(t.Context(), store.Run{ID: runID, Job: opts.Job, Tenant: "acme"}); err != nil {
 		t.Fatal(err)
 	}
-	plan := &Plan{Create: *create}
-	res, err := j.Apply(ctx, runID, plan)
+	res, err := s.Send(ctx, runID, items)
 	return runID, res, err
 }
 
 // ledger returns each grant's state by externalId.
-func ledger(t *testing.T, ts testStore) map[string]model.Grant {
+func ledger(t *testing.T, ts storetest.Store) map[string]model.Grant {
 	t.Helper()
-	gs, err := ts.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme"})
+	gs, err := ts.St.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +164,9 @@ func ledger(t *testing.T, ts testStore) map[string]model.Grant {
 // checkJournal checks that every call has its own journal entry with its
 // own Idempotency-Key and its people, each with an outcome (none left
 // sent), and returns the entries in journal order.
-func checkJournal(t *testing.T, ts testStore, runID string, platform *fakePlatform) []store.JournalEntry {
+func checkJournal(t *testing.T, ts storetest.Store, runID string, platform *fakePlatform) []store.JournalEntry {
 	t.Helper()
-	entries, err := ts.st.Journal(t.Context(), store.JournalFilter{Tenant: "acme", RunID: runID})
+	entries, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", RunID: runID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +194,9 @@ func checkJournal(t *testing.T, ts testStore, runID string, platform *fakePlatfo
 }
 
 func TestBisectionIsolatesRefusedPeople(t *testing.T) {
-	eachStore(t, func(t *testing.T, ts testStore) {
+	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		platform := newFakePlatform([]string{"P08"}, nil)
-		runID, res, err := applyWith(t.Context(), t, ts, platform, bisectPeople(10), nil)
+		runID, res, err := sendWith(t.Context(), t, ts, platform, bisectPeople(10), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +204,7 @@ func TestBisectionIsolatesRefusedPeople(t *testing.T) {
 		if got, want := platform.sizes(), []int{10, 5, 5, 2, 3, 1, 2}; !slices.Equal(got, want) {
 			t.Errorf("call sizes %v, want %v", got, want)
 		}
-		if res.Calls != 7 || res.Created != 9 || res.Refused != 1 || res.NotApplied != 0 || res.Unknown != 0 || len(res.Failures) != 0 {
+		if res.Calls != 7 || res.Applied != 9 || res.Refused != 1 || res.NotApplied != 0 || res.Unknown != 0 || len(res.Failures) != 0 {
 			t.Errorf("result %+v", res)
 		}
 		if res.Granted != 550-80 {
@@ -230,7 +243,7 @@ func TestBisectionIsolatesRefusedPeople(t *testing.T) {
 			t.Errorf("P08's grant: %d attempts, last error %q; want 4 (10, 5, 3, 1) and the 400", p.Attempts, p.LastError)
 		}
 		// The refused person's grant points at the call that refused them alone.
-		call, err := ts.st.GrantCall(t.Context(), g["P08"].Key)
+		call, err := ts.St.GrantCall(t.Context(), g["P08"].Key)
 		if err != nil || call.ItemCount != 1 || call.State != store.JournalNotApplied || call.HTTPStatus != 400 {
 			t.Errorf("P08's last call: %+v (%v)", call, err)
 		}
@@ -238,15 +251,15 @@ func TestBisectionIsolatesRefusedPeople(t *testing.T) {
 }
 
 func TestBisectionOfSeveralPoisonsAndA413(t *testing.T) {
-	eachStore(t, func(t *testing.T, ts testStore) {
+	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		platform := newFakePlatform([]string{"P01", "P02", "P16"}, []string{"P09"})
-		runID, res, err := applyWith(t.Context(), t, ts, platform, bisectPeople(20), func(o *Options) {
+		runID, res, err := sendWith(t.Context(), t, ts, platform, bisectPeople(20), func(o *Options) {
 			o.BatchSize, o.Concurrency = 8, 2
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Created != 16 || res.Refused != 4 || res.NotApplied != 0 || res.Calls != len(platform.sizes()) {
+		if res.Applied != 16 || res.Refused != 4 || res.NotApplied != 0 || res.Calls != len(platform.sizes()) {
 			t.Fatalf("result %+v, calls %v", res, platform.sizes())
 		}
 		got := map[string]Refusal{}
@@ -316,17 +329,17 @@ func TestBisectionStopsAtOtherOutcomes(t *testing.T) {
 		}, []int{10, 5}, [4]int{0, 0, 10, 0}, apiclient.ClassUnauthorized, map[model.GrantState]int{model.GrantNotApplied: 10}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			eachStore(t, func(t *testing.T, ts testStore) {
+			storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 				platform := newFakePlatform([]string{"P07"}, nil)
 				platform.answer = c.answer
-				runID, res, err := applyWith(t.Context(), t, ts, platform, bisectPeople(10), nil)
+				runID, res, err := sendWith(t.Context(), t, ts, platform, bisectPeople(10), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := platform.sizes(); !slices.Equal(got, c.sizes) {
 					t.Errorf("call sizes %v, want %v", got, c.sizes)
 				}
-				if got := [4]int{res.Created, res.Refused, res.NotApplied, res.Unknown}; got != c.counts {
+				if got := [4]int{res.Applied, res.Refused, res.NotApplied, res.Unknown}; got != c.counts {
 					t.Errorf("created, refused, not applied, unknown = %v, want %v", got, c.counts)
 				}
 				if res.Calls != len(c.sizes) || res.Failures[c.class] != 1 || len(res.Failures) != 1 {
@@ -357,12 +370,12 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 	return true
 }
 
-// TestBisectionStopsWhenCancelled cancels the run while a bisection is
+// TestBisectionStopsWhenCancelled cancels the send while a bisection is
 // under way: the call in flight finishes and its outcome is committed, no
 // new call starts, and the people not sent again keep their not-applied
 // grant, so the next run sends them; nothing is left pending.
 func TestBisectionStopsWhenCancelled(t *testing.T) {
-	eachStore(t, func(t *testing.T, ts testStore) {
+	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		platform := newFakePlatform([]string{"P08"}, nil)
@@ -371,14 +384,14 @@ func TestBisectionStopsWhenCancelled(t *testing.T) {
 				cancel()
 			}
 		}
-		runID, res, err := applyWith(ctx, t, ts, platform, bisectPeople(10), nil)
-		if err == nil || !strings.Contains(err.Error(), "run stopped") {
-			t.Fatalf("err %v, want the run stopped", err)
+		runID, res, err := sendWith(ctx, t, ts, platform, bisectPeople(10), nil)
+		if err != nil || ctx.Err() == nil {
+			t.Fatalf("err %v, context %v: want no state error, and the send cancelled", err, ctx.Err())
 		}
 		if got := platform.sizes(); !slices.Equal(got, []int{10, 5, 5}) {
 			t.Errorf("call sizes %v, want [10 5 5]: no call after the cancel", got)
 		}
-		if res.Created != 5 || res.NotApplied != 5 || res.Refused != 0 {
+		if res.Applied != 5 || res.NotApplied != 5 || res.Refused != 0 {
 			t.Errorf("result %+v", res)
 		}
 		checkJournal(t, ts, runID, platform)

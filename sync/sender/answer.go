@@ -1,4 +1,4 @@
-package people
+package sender
 
 // How a createPeople answer accounts for the people sent (DESIGN.md,
 // invariant 1): people it leaves out are held, never taken as applied.
@@ -110,17 +110,17 @@ const maxLoggedIDs = 20
 // warnUnaccounted logs a success answer that left people unaccounted for or
 // returned people nobody sent: counts, and the first externalIds held
 // (never e-mails).
-func (j *Job) warnUnaccounted(journalID int64, sent, returned int, m answerMatch, unaccounted []string) {
+func (s *Sender) warnUnaccounted(journalID int64, sent, returned int, m answerMatch, unaccounted []string) {
 	if len(unaccounted) == 0 && m.extra == 0 {
 		return
 	}
 	fields := []zap.Field{zap.Int64("journal", journalID), zap.Int("sent", sent), zap.Int("returned", returned),
 		zap.Int("unaccounted", len(unaccounted)), zap.Int("ambiguous", m.ambiguous), zap.Int("extra", m.extra)}
 	if len(unaccounted) == 0 {
-		j.log.Warn("createPeople answer returned people that were not sent; ignored", fields...)
+		s.log.Warn("createPeople answer returned people that were not sent; ignored", fields...)
 		return
 	}
 	fields = append(fields, zap.Strings("heldExternalIds", unaccounted[:min(len(unaccounted), maxLoggedIDs)]))
-	j.log.Warn("createPeople answer did not account for every person sent: their grants are held as unknown; "+
+	s.log.Warn("createPeople answer did not account for every person sent: their grants are held as unknown; "+
 		"check the platform, then 'hrsync grants confirm' or 'grants release'", fields...)
 }

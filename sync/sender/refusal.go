@@ -1,4 +1,4 @@
-package people
+package sender
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/model"
+	"hrsync/store"
 )
 
 // Refusal is a person the platform refused on their own: the batch they
@@ -31,8 +32,8 @@ type Refusal struct {
 	Reason string `json:"reason"`
 }
 
-// rejection is the refusal as a rejected row of the export source.
-func (r Refusal) rejection(source string) model.Rejection {
+// Rejection is the refusal as a rejected row of the export source.
+func (r Refusal) Rejection(source string) model.Rejection {
 	return model.Rejection{Source: source, Line: r.Line, Field: r.Field, Reason: r.Reason}
 }
 
@@ -93,6 +94,15 @@ func personPath(msg string) (field string, end int, ok bool) {
 
 func isIdentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// RefusedAlone tells whether call, a grant's last recorded call, is one the
+// platform refused because of its only person (see splittable): the grant
+// is not applied, and the same content would be refused the same way.
+func RefusedAlone(call store.JournalEntry) bool {
+	return call.State == store.JournalNotApplied && call.ItemCount == 1 && splittable(&apiclient.Error{
+		Status: call.HTTPStatus, Message: call.ErrorMessage, Outcome: apiclient.OutcomeNotApplied,
+	})
 }
 
 // maxReason bounds a refusal's reason, in characters.
