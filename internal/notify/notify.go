@@ -142,17 +142,21 @@ func (n *Notifier) Has(tenant string) bool { return len(n.channels[tenant]) > 0 
 
 // Send delivers e on every channel of its tenant at once, each retried with
 // exponential backoff, and waits for them. A delivery given up is logged
-// and counted; Send returns how many were. It goes on after ctx is
-// cancelled (a daemon shutting down still tells about its last runs),
-// within the tries' bounds.
+// and counted; Send returns how many were. Once ctx is cancelled (a daemon
+// shutting down) it still tells about the run, but tries each channel once,
+// so that the shutdown's grace is not spent on retries.
 func (n *Notifier) Send(ctx context.Context, e Event) (failed int) {
+	attempts := n.opts.Attempts
+	if ctx.Err() != nil {
+		attempts = 1
+	}
 	ctx = context.WithoutCancel(ctx)
 	chans := n.channels[e.Tenant]
 	results := make([]error, len(chans))
 	var g errgroup.Group
 	for i, c := range chans {
 		g.Go(func() error {
-			results[i] = n.deliver(ctx, c, e)
+			results[i] = n.deliver(ctx, c, e, attempts)
 			return nil
 		})
 	}
@@ -172,8 +176,8 @@ func (n *Notifier) Send(ctx context.Context, e Event) (failed int) {
 }
 
 // deliver sends e on c, trying again with backoff.
-func (n *Notifier) deliver(ctx context.Context, c Channel, e Event) error {
-	backoff := retry.WithMaxRetries(uint64(n.opts.Attempts-1), retry.NewExponential(n.opts.Backoff)) //nolint:gosec // Attempts >= 1
+func (n *Notifier) deliver(ctx context.Context, c Channel, e Event, attempts int) error {
+	backoff := retry.WithMaxRetries(uint64(attempts-1), retry.NewExponential(n.opts.Backoff)) //nolint:gosec // attempts >= 1
 	try := 0
 	err := retry.Do(ctx, backoff, func(ctx context.Context) error {
 		try++

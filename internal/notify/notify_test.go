@@ -112,9 +112,7 @@ func TestSendRetriesAndCounts(t *testing.T) {
 	n.Add("acme", &notify.Webhook{URL: flaky, Format: notify.FormatSlack})
 	n.Add("acme", &notify.Webhook{URL: refused})
 	n.Add("acme", &notify.Webhook{URL: down, Format: notify.FormatTeams})
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel() // a daemon shutting down still tells about its last run
-	if failed := n.Send(ctx, sampleEvent()); failed != 2 {
+	if failed := n.Send(t.Context(), sampleEvent()); failed != 2 {
 		t.Errorf("Send gave up %d deliveries, want 2", failed)
 	}
 	if flakyHits.Load() != 2 || refusedHits.Load() != 1 || downHits.Load() != 3 {
@@ -133,6 +131,17 @@ func TestSendRetriesAndCounts(t *testing.T) {
 			break
 		}
 	}
+	t.Run("a cancelled context still sends, once", func(t *testing.T) {
+		before := downHits.Load()
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // a daemon shutting down
+		if failed := n.Send(ctx, sampleEvent()); failed != 2 {
+			t.Errorf("Send gave up %d deliveries, want 2", failed)
+		}
+		if got := downHits.Load() - before; got != 1 {
+			t.Errorf("the endpoint down got %d tries after the cancel, want 1", got)
+		}
+	})
 	if n.Send(t.Context(), notify.Event{Tenant: "other"}) != 0 {
 		t.Error("a tenant without channels failed a delivery")
 	}
