@@ -78,7 +78,7 @@ type ExportReport struct {
 	// HeldGrants are the externalIds of the tenant's people whose grant
 	// waits for an operator when the export was archived (in the reports
 	// beside it).
-	HeldGrants []string `json:"heldGrants,omitempty"`
+	HeldGrants []string `json:"heldExternalIds,omitempty"`
 	// Reports names the reports written beside the archived export,
 	// relative to its drop folder (in the run's summary, not beside it).
 	Reports []string `json:"reports,omitempty"`
