@@ -498,7 +498,11 @@ func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res st
 	if err := j.commit(ctx, res); err != nil {
 		return er, err
 	}
-	rs := j.gatherReports(ctx, export, er)
+	// The outcome is committed: the reports are written even when the run
+	// is being stopped, within the finish timeout.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	rs := j.gatherReports(gctx, export, er)
+	cancel()
 	dest, err := export.Archive(processed, rs.render)
 	if err != nil {
 		er = j.notArchived(ctx, er, res, err)
