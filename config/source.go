@@ -140,6 +140,15 @@ func fillMapping(m *sources.Mapping) {
 func (s *Source) resolvePaths(abs func(*string)) {
 	if s.CSV != nil {
 		abs(&s.CSV.Dir)
+		if sftp := s.CSV.SFTP; sftp != nil {
+			abs(&sftp.PasswordFile)
+			abs(&sftp.PrivateKeyFile)
+			abs(&sftp.KnownHostsFile)
+		}
+		if s3 := s.CSV.S3; s3 != nil {
+			abs(&s3.AccessKeyFile)
+			abs(&s3.SecretKeyFile)
+		}
 	}
 	if s.SQL != nil {
 		abs(&s.SQL.DSNFile)

@@ -10,6 +10,16 @@
 // config package embeds, the Field names of model.Person, the Validator,
 // and Run, the one-pass reader both kinds of source drive.
 //
+// # Drop folders
+//
+// A drop folder is a sources.DropFolder, whatever holds it: a local folder
+// (dropfolder), a folder on an SFTP server (sftpdrop) or a prefix of an
+// S3-compatible bucket (s3drop); the two remote ones keep the protocol
+// through remotedrop, over a small Store each implements. Each backend
+// registers itself by its type (RegisterDropFolder); a program imports the
+// backends it offers and opens a tenant's folder with OpenDropFolder.
+// droptest is the protocol suite every backend passes.
+//
 // # One pass, duplicates found late
 //
 // A duplicate externalId or e-mail rejects every occurrence, the first one

@@ -365,8 +365,16 @@ const (
 // DropFolderOptions configures the folder HR admins drop exports in. The
 // files are read with the CSVOptions configured beside it.
 type DropFolderOptions struct {
-	// Dir is the drop folder. processed/ and failed/ are created in it.
-	Dir string `yaml:"dir"`
+	// Type is the backend holding the folder: "local" (the default), "sftp"
+	// or "s3".
+	Type string `yaml:"type,omitempty"`
+	// Dir is the local drop folder (type local). processed/ and failed/
+	// are created in it.
+	Dir string `yaml:"dir,omitempty"`
+	// SFTP is the folder on an SFTP server (type sftp).
+	SFTP *SFTPOptions `yaml:"sftp,omitempty"`
+	// S3 is the folder in an S3-compatible bucket (type s3).
+	S3 *S3Options `yaml:"s3,omitempty"`
 	// Pattern is a glob (path/filepath.Match) matched against file names
 	// without regard to case. Default "*.csv".
 	Pattern string `yaml:"pattern"`
@@ -383,6 +391,15 @@ type DropFolderOptions struct {
 	ReportMode os.FileMode `yaml:"-"`
 }
 
+// ReportFileMode is the mode of the reports written beside an archived
+// export: ReportMode's permission bits, or 0600 when it is zero.
+func (o DropFolderOptions) ReportFileMode() os.FileMode {
+	if o.ReportMode == 0 {
+		return 0o600
+	}
+	return o.ReportMode.Perm()
+}
+
 // WithDefaults returns the options with empty values set to their defaults.
 func (o DropFolderOptions) WithDefaults() DropFolderOptions {
 	if strings.TrimSpace(o.Pattern) == "" {
@@ -390,6 +407,14 @@ func (o DropFolderOptions) WithDefaults() DropFolderOptions {
 	}
 	if o.StableFor == 0 {
 		o.StableFor = DefaultStableFor
+	}
+	if o.Type == "" {
+		o.Type = DropLocal
+	}
+	if o.SFTP != nil && o.SFTP.Port == 0 {
+		sftp := *o.SFTP
+		sftp.Port = DefaultSFTPPort
+		o.SFTP = &sftp
 	}
 	return o
 }
@@ -399,9 +424,7 @@ func (o DropFolderOptions) WithDefaults() DropFolderOptions {
 func (o DropFolderOptions) Validate() []error {
 	o = o.WithDefaults()
 	var errs []error
-	if strings.TrimSpace(o.Dir) == "" {
-		errs = append(errs, &FieldError{Path: "dir", Msg: "is empty"})
-	}
+	errs = append(errs, o.validateBackend()...)
 	if _, err := filepath.Match(o.Pattern, "x"); err != nil {
 		errs = append(errs, &FieldError{Path: "pattern", Msg: fmt.Sprintf("bad glob %q: %v", o.Pattern, err)})
 	}

@@ -8,10 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -21,7 +19,6 @@ import (
 	"hrsync/config"
 	"hrsync/internal/runner"
 	"hrsync/sources"
-	"hrsync/sources/csvsrc"
 	"hrsync/sources/dropfolder"
 	"hrsync/sources/sqlsrc"
 	"hrsync/store"
@@ -309,7 +306,7 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 				if err != nil {
 					return nil, fmt.Errorf("export %s: %w", strconv.Quote(f), withoutPath(err))
 				}
-				out = append(out, pathExport(f, fi, opts))
+				out = append(out, dropfolder.PathExport(f, fi, opts))
 			}
 			return out, nil
 		}, nil
@@ -317,7 +314,7 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 	return func(ctx context.Context) ([]people.Export, error) {
 		// The folder is opened at each listing, so that a folder gone or
 		// unreadable fails the run that meets it, with its run record.
-		folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+		folder, err := a.dropFolder(ctx, t)
 		if err != nil {
 			return nil, err
 		}
@@ -326,88 +323,23 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 			return nil, err
 		}
 		out := make([]people.Export, 0, len(ready))
-		for _, f := range ready {
-			out = append(out, folderExport(ctx, folder, f, opts))
+		for _, e := range ready {
+			out = append(out, e)
 		}
 		return out, nil
 	}, nil
 }
 
-// pathExport is a file named on the command line (validate, plan) as a
-// people.Export: read in place, never archived.
-func pathExport(path string, fi os.FileInfo, opts sources.CSVOptions) *fileExport {
-	return &fileExport{
-		name: dropfolder.DisplayName(filepath.Base(path)), opts: opts, size: fi.Size(),
-		open: func() (*os.File, error) { return os.Open(path) },
-		check: func(fh *os.File) error {
-			before, err := fh.Stat()
-			if err != nil {
-				return fmt.Errorf("stat export: %w", err)
-			}
-			after, err := os.Stat(path)
-			if err != nil {
-				return fmt.Errorf("stat export: %w", err)
-			}
-			if after.Size() != before.Size() || !after.ModTime().Equal(before.ModTime()) || !os.SameFile(before, after) {
-				return fmt.Errorf("%s: %w", dropfolder.DisplayName(filepath.Base(path)), sources.ErrChanged)
-			}
-			return nil
-		},
-	}
+// dropFolder opens the tenant's drop folder with the backend its type
+// names (the backends register themselves: see the imports of main.go).
+func (a *app) dropFolder(ctx context.Context, t config.Tenant) (sources.DropFolder, error) {
+	log := a.log.With(zap.String("tenant", t.Name))
+	return sources.OpenDropFolder(ctx, sources.DropConfig{
+		Folder: t.Source.CSV.DropFolderOptions,
+		CSV:    t.Source.CSV.CSVOptions,
+		Warn:   func(msg string) { log.Warn(msg) },
+	})
 }
-
-// folderExport is a file of a drop folder as a people.Export: read within
-// the folder (no link followed out of it), named as every output prints it
-// (dropfolder.DisplayName), and archived in the folder's processed/ or
-// failed/, it answers where, relative to the folder, the name escaped
-// ("failed/employees.csv", dropfolder.DisplayRel). A file Ready found unusable (unreadable, empty,
-// a link) fails its read with people.ErrUnusable, so that it goes to
-// failed/ with its report; Archive leaves a file changed since it was read
-// in place (the run's outcome says so).
-func folderExport(ctx context.Context, folder *dropfolder.Folder, f dropfolder.File, opts sources.CSVOptions) *fileExport {
-	return &fileExport{
-		name: f.Display(), opts: opts, size: f.Size, sha: f.SHA256,
-		open: func() (*os.File, error) {
-			fh, err := folder.Open(f)
-			var problem *dropfolder.ProblemError
-			if errors.As(err, &problem) {
-				return nil, unusable{err}
-			}
-			return fh, err
-		},
-		check: func(fh *os.File) error { return folder.Unchanged(fh, f) },
-		archive: func(processed bool, render sources.RenderReports) (string, error) {
-			outcome := dropfolder.Failed
-			if processed {
-				outcome = dropfolder.Processed
-			}
-			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			dest, err := folder.Archive(actx, f, outcome, render)
-			if err != nil {
-				return "", err
-			}
-			return folder.DisplayRel(dest), nil
-		},
-	}
-}
-
-// withoutPath is err without the path of a *fs.PathError (it holds the
-// raw name, which the caller prints escaped).
-func withoutPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// unusable marks the error of an export that can never be read
-// (people.ErrUnusable), keeping its message.
-type unusable struct{ err error }
-
-func (u unusable) Error() string   { return u.err.Error() }
-func (u unusable) Unwrap() []error { return []error{u.err, people.ErrUnusable} }
 
 // queryExport is a SQL query's result as a people.Export: no hash, nothing
 // to archive. The query is read once, then the connection closes.
@@ -428,60 +360,19 @@ func (q *queryExport) SHA256() string                                      { ret
 func (q *queryExport) Size() int64                                         { return 0 }
 func (q *queryExport) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
 
-// fileExport is a CSV file as a people.Export, read through open: its
-// name is the escaped one every output prints.
-type fileExport struct {
-	name string
-	opts sources.CSVOptions
-	size int64
-	sha  string
-	// open opens the file for one read; check, after the read, tells
-	// whether the file is still the version opened (sources.ErrChanged if not).
-	open    func() (*os.File, error)
-	check   func(fh *os.File) error
-	archive func(processed bool, render sources.RenderReports) (string, error)
-}
-
-func (f *fileExport) Name() string   { return f.name }
-func (f *fileExport) SHA256() string { return f.sha }
-func (f *fileExport) Size() int64    { return f.size }
-
-// Read reads the CSV export once; an export that changed while it was read
-// fails with sources.ErrChanged: what was read may mix two versions.
-func (f *fileExport) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
-	fh, err := f.open()
-	if err != nil {
-		return sources.Stats{}, err
-	}
-	defer fh.Close() //nolint:errcheck // read only
-	st, err := csvsrc.Read(ctx, f.name, fh, f.opts, h)
-	if err != nil {
-		return st, err
-	}
-	return st, f.check(fh)
-}
-
-func (f *fileExport) Archive(processed bool, render sources.RenderReports) (string, error) {
-	if f.archive == nil {
-		return "", nil
-	}
-	return f.archive(processed, render)
-}
-
-// Rows reads back the records of the file that start on the given lines,
-// for the rejects report (people.RowReader).
-func (f *fileExport) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error) {
-	fh, err := f.open()
-	if err != nil {
-		return csvsrc.Records{}, err
-	}
-	defer fh.Close() //nolint:errcheck // read only
-	return csvsrc.Rows(ctx, f.name, fh, f.opts, lines)
-}
-
 // printJSON writes v as indented JSON, the form of every --json output.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// withoutPath is err without the path of a *fs.PathError (it holds the
+// raw name, which the caller prints escaped).
+func withoutPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

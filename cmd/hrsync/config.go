@@ -6,12 +6,14 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"hrsync/config"
+	"hrsync/sources"
 )
 
 // newConfigCmd groups the commands that check and print the configuration.
@@ -79,7 +81,7 @@ func printCheck(w io.Writer, path string, cfg *config.Config) error {
 	fmt.Fprintf(&b, "  state: %s\n", stateStatus(cfg.Store))
 	for _, t := range cfg.Tenants {
 		if t.Source.CSV != nil {
-			fmt.Fprintf(&b, "  tenant %s: %s\n", t.Name, folderStatus(t.Source.CSV.Dir))
+			fmt.Fprintf(&b, "  tenant %s: %s\n", t.Name, dropFolderStatus(t.Source.CSV.DropFolderOptions))
 		}
 	}
 	for _, line := range secretStatus(cfg) {
@@ -195,4 +197,26 @@ func printConfigJSON(cmd *cobra.Command, cfg *config.Config, rendered []byte) er
 		file = os.Getenv(config.EnvConfig)
 	}
 	return printJSON(cmd.OutOrStdout(), configOutput{File: file, APITokenSet: cfg.API.Token.IsSet(), Config: tree})
+}
+
+// dropFolderStatus says where a drop folder is: a local folder with its
+// state, or the server and folder of a remote one (checked when a run
+// opens it).
+func dropFolderStatus(o sources.DropFolderOptions) string {
+	o = o.WithDefaults()
+	switch {
+	case o.Type == sources.DropSFTP && o.SFTP != nil:
+		return fmt.Sprintf("drop folder %s on sftp://%s@%s:%d (host key %s)", strconv.Quote(o.SFTP.Dir), o.SFTP.User, o.SFTP.Host, o.SFTP.Port, hostKeyCheck(*o.SFTP))
+	case o.Type == sources.DropS3 && o.S3 != nil:
+		return fmt.Sprintf("drop folder s3://%s/%s at %s", o.S3.Bucket, o.S3.Prefix, o.S3.Endpoint)
+	}
+	return folderStatus(o.Dir)
+}
+
+// hostKeyCheck says how an SFTP server's host key is checked.
+func hostKeyCheck(o sources.SFTPOptions) string {
+	if o.InsecureIgnoreHostKey {
+		return "NOT checked: insecureIgnoreHostKey"
+	}
+	return "checked against knownHostsFile"
 }

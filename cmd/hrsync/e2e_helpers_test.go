@@ -113,6 +113,9 @@ type env struct {
 	// the URL reaches the binary only through HRSYNC_STORE_URL.
 	pgURL  string
 	schema string
+	// noFileModes says the drop folder's backend has no file modes (S3):
+	// the reports' mode is not asserted there.
+	noFileModes bool
 }
 
 // in returns the env for a subtest: its helpers report to t.
@@ -130,6 +133,10 @@ type configOptions struct {
 	maxAttempts int
 	// store is storeSQLite (the default when empty) or storePostgres.
 	store string
+	// dropFolder, when set, gives the keys of the tenant's drop folder
+	// (under source.csv, without indent) in place of "dir: <e.drop>";
+	// it may start a server and point e.drop at the folder it serves.
+	dropFolder func(e *env) []string
 }
 
 // postgresURL returns the test server's URL, failing the test when unset.
@@ -217,6 +224,10 @@ func newEnv(t *testing.T, opts configOptions) *env {
 	if opts.maxAttempts == 0 {
 		opts.maxAttempts = 3
 	}
+	drop := "dir: " + e.drop
+	if opts.dropFolder != nil {
+		drop = strings.Join(opts.dropFolder(e), "\n        ")
+	}
 	e.config = filepath.Join(e.dir, "hrsync.yaml")
 	cfg := fmt.Sprintf(`store:
 %s
@@ -232,7 +243,7 @@ log:
   format: json
 tenants:
 %s`, storeCfg, emu.url, opts.timeout, opts.maxAttempts,
-		csvTenantYAML(tenantName, e.company, e.coll, e.drop, opts.batchSize, opts.concurrency))
+		csvTenantKeysYAML(tenantName, e.company, e.coll, drop, opts.batchSize, opts.concurrency))
 	if err := os.WriteFile(e.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -240,20 +251,28 @@ tenants:
 }
 
 // csvTenantYAML is the configuration of a tenant fed by a drop folder, as
-// an item of the tenants list (more keys of the tenant may follow).
+// an item of the tenants list (more keys of the tenant may follow); dir is
+// the local drop folder (see csvTenantKeysYAML for the other types).
 func csvTenantYAML(name, company, coll, dir string, batchSize, concurrency int) string {
+	return csvTenantKeysYAML(name, company, coll, "dir: "+dir, batchSize, concurrency)
+}
+
+// csvTenantKeysYAML is csvTenantYAML with the drop folder's keys given as
+// they go under source.csv ("dir: /x", or the lines of an SFTP folder
+// joined with a newline and eight spaces).
+func csvTenantKeysYAML(name, company, coll, dropKeys string, batchSize, concurrency int) string {
 	return fmt.Sprintf(`  - name: %s
     companyId: %s
     collectionId: %s
     source:
       csv:
-        dir: %s
+        %s
         stableFor: 1ms
     people:
       batchSize: %d
       concurrency: %d
       defaultBalance: 25
-`, name, company, coll, dir, batchSize, concurrency)
+`, name, company, coll, dropKeys, batchSize, concurrency)
 }
 
 // command returns the binary run with the test's configuration and token.
@@ -388,7 +407,7 @@ func (e *env) report(outcome, name string) exportReport {
 	if err != nil {
 		e.t.Fatalf("report of %s in %s/: %v (archived: %v)", name, outcome, err, e.archived(outcome))
 	}
-	if fi.Mode().Perm() != 0o640 {
+	if !e.noFileModes && fi.Mode().Perm() != 0o640 {
 		e.t.Errorf("report %s has mode %v, want 0640 (reports.mode's default)", name, fi.Mode().Perm())
 	}
 	b, err := os.ReadFile(path)

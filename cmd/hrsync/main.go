@@ -10,6 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The drop-folder backends register themselves (sources.RegisterDropFolder).
+	_ "hrsync/sources/dropfolder"
+	_ "hrsync/sources/s3drop"
+	_ "hrsync/sources/sftpdrop"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".

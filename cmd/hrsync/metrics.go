@@ -14,7 +14,6 @@ import (
 	"hrsync/config"
 	"hrsync/internal/metrics"
 	"hrsync/sources"
-	"hrsync/sources/dropfolder"
 	"hrsync/store"
 )
 
@@ -87,9 +86,8 @@ func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store
 		if t.Source.CSV == nil {
 			continue
 		}
-		opts := t.Source.CSV.DropFolderOptions
-		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func() ([]time.Time, error) {
-			return waitingTimes(opts)
+		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func(ctx context.Context) ([]time.Time, error) {
+			return waitingTimes(ctx, t)
 		}})
 	}
 	onError := func(source, tenant string, err error) {
@@ -104,22 +102,15 @@ func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store
 	}, 0, onError)
 }
 
-// waitingTimes lists the modification times of the files waiting in a drop
-// folder: listed at once, no link followed, no file read (Folder.Waiting).
-func waitingTimes(opts sources.DropFolderOptions) ([]time.Time, error) {
-	folder, err := dropfolder.New(opts)
+// waitingTimes lists the modification times of the files waiting in a
+// tenant's drop folder, whatever backend holds it: listed at once, no link
+// followed, no file read (sources.DropFolder.Waiting).
+func waitingTimes(ctx context.Context, t config.Tenant) ([]time.Time, error) {
+	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
 	if err != nil {
 		return nil, err
 	}
-	files, err := folder.Waiting()
-	if err != nil {
-		return nil, err
-	}
-	times := make([]time.Time, 0, len(files))
-	for _, f := range files {
-		times = append(times, f.ModTime)
-	}
-	return times, nil
+	return folder.Waiting(ctx)
 }
 
 // tenantGaugesOf names the scrape-time gauges a job's pushed group carries:

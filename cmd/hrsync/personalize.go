@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -16,8 +12,6 @@ import (
 	"hrsync/config"
 	"hrsync/internal/runner"
 	"hrsync/sources"
-	"hrsync/sources/csvsrc"
-	"hrsync/sources/dropfolder"
 	"hrsync/sources/sqlsrc"
 	"hrsync/store"
 	"hrsync/sync/personalize"
@@ -86,53 +80,16 @@ func (a *app) lastExport(t config.Tenant, st *store.Store) personalize.LastExpor
 		if err != nil || !ok {
 			return nil, false, err
 		}
-		path, err := findArchived(filepath.Join(t.Source.CSV.Dir, dropfolder.ProcessedDir), rec)
+		folder, err := a.dropFolder(ctx, t)
 		if err != nil {
 			return nil, false, err
 		}
-		return &csvsrc.File{Path: path, Options: t.Source.CSV.CSVOptions}, true, nil
-	}
-}
-
-// findArchived finds the archived copy of a processed export: a file of
-// processed/ named as it was dropped, or with the suffix Archive adds when
-// that name was taken, whose content has the recorded hash.
-func findArchived(dir string, rec store.SourceFile) (string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", fmt.Errorf("last good export %s: %w", rec.Name, err)
-	}
-	name := dropfolder.RawName(rec.Name) // recorded as printed: escaped when it holds control characters
-	ext := filepath.Ext(name)
-	stem := strings.TrimSuffix(name, ext)
-	for _, e := range entries {
-		n := e.Name()
-		renamed := strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ext)
-		if !e.Type().IsRegular() || strings.HasSuffix(n, dropfolder.ReportSuffix) || (n != name && !renamed) {
-			continue
-		}
-		sum, err := fileSHA256(filepath.Join(dir, n))
+		src, err := folder.Archived(ctx, rec.Name, rec.SHA256)
 		if err != nil {
-			return "", err
+			return nil, false, err
 		}
-		if sum == rec.SHA256 {
-			return filepath.Join(dir, n), nil
-		}
+		return src, true, nil
 	}
-	return "", fmt.Errorf("last good export %s (sha256 %.12s) is no longer in %s", rec.Name, rec.SHA256, dir)
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fmt.Errorf("hash %s: %w", filepath.Base(path), err)
-	}
-	defer f.Close() //nolint:errcheck // read only
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", filepath.Base(path), err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // printPersonalizePlans prints, for `hrsync plan`, who each tenant's next

@@ -21,7 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/config"
-	"hrsync/sources/dropfolder"
+	"hrsync/sources"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -58,12 +58,12 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 	if t.Source.CSV == nil {
 		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s reads a SQL query, not a drop folder", t.Name))
 	}
-	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
+	folder, err := a.dropFolder(cmd.Context(), t)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 	}
-	if _, err := folder.FailedExport(rel); err != nil {
-		if errors.Is(err, dropfolder.ErrNotFailedExport) {
+	if err := folder.FailedExport(cmd.Context(), rel); err != nil {
+		if errors.Is(err, sources.ErrNotFailedExport) {
 			return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s: %w", t.Name, err))
 		}
 		return nil, fmt.Errorf("--file: tenant %s: %w", t.Name, err)
@@ -78,24 +78,23 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 	if r == nil || r.tenant != t.Name || t.Source.CSV == nil {
 		feed, err := a.feed(t, nil)
-		if err != nil || t.Source.CSV == nil {
+		if err != nil || t.Source.CSV == nil || t.Source.CSV.WithDefaults().Type != sources.DropLocal {
 			return feed, err
 		}
 		return checkedFolderFeed(t.Source.CSV.Dir, feed), nil
 	}
-	folder, err := dropfolder.New(t.Source.CSV.DropFolderOptions)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-	}
-	opts := t.Source.CSV.CSVOptions
 	return func(ctx context.Context) ([]people.Export, error) {
-		f, err := folder.Restore(ctx, r.rel)
+		folder, err := a.dropFolder(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+		}
+		x, err := folder.Restore(ctx, r.rel)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
 		a.log.Info("export taken back from failed/ for this run only",
-			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", f.Name))
-		return []people.Export{folderExport(ctx, folder, f, opts)}, nil
+			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", x.Name()))
+		return []people.Export{x}, nil
 	}, nil
 }
 

@@ -2,12 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,10 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"hrsync/config"
-	"hrsync/internal/reports"
 	"hrsync/model"
 	"hrsync/sources"
-	"hrsync/sources/dropfolder"
 	"hrsync/store"
 )
 
@@ -157,7 +151,7 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 		}
 		stt := statusTenant{Name: t.Name, HeldGrants: len(held)}
 		if t.Source.CSV != nil {
-			files, err := folderFiles(t.Source.CSV.DropFolderOptions)
+			files, err := folderFiles(ctx, t)
 			if err != nil {
 				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 			}
@@ -203,61 +197,19 @@ func ordersPolling(ctx context.Context, st *store.Store, tenant string) (*int, e
 	return &n, nil
 }
 
-// folderFiles counts the files waiting in a drop folder (without waiting
-// for them to be stable) and those archived in processed/ and failed/.
-func folderFiles(opts sources.DropFolderOptions) (*statusFiles, error) {
-	folder, err := dropfolder.New(opts)
+// folderFiles counts the files waiting in a tenant's drop folder (without
+// waiting for them to be stable) and those archived in processed/ and
+// failed/, whatever backend holds it.
+func folderFiles(ctx context.Context, t config.Tenant) (*statusFiles, error) {
+	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
 	if err != nil {
 		return nil, err
 	}
-	waiting, err := folder.Waiting()
+	n, err := folder.Count(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &statusFiles{Waiting: len(waiting)}
-	dir := opts.WithDefaults().Dir
-	if out.Processed, err = countArchived(filepath.Join(dir, dropfolder.ProcessedDir)); err != nil {
-		return nil, err
-	}
-	if out.Failed, err = countArchived(filepath.Join(dir, dropfolder.FailedDir)); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// countArchived counts the archived exports of a folder, reports left out.
-func countArchived(dir string) (int, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("list %s: %w", filepath.Base(dir), err)
-	}
-	names := map[string]bool{}
-	for _, e := range entries {
-		if e.Type().IsRegular() {
-			names[e.Name()] = true
-		}
-	}
-	n := 0
-	for name := range names {
-		if !isReport(name, names) {
-			n++
-		}
-	}
-	return n, nil
-}
-
-// isReport tells whether an archived file is a report: a JSON or HTML
-// report, or a rejects CSV beside its export (an export named like a
-// rejects CSV, dropped again alone, is an export).
-func isReport(name string, names map[string]bool) bool {
-	if strings.HasSuffix(name, reports.JSONSuffix) || strings.HasSuffix(name, reports.HTMLSuffix) {
-		return true
-	}
-	export, ok := strings.CutSuffix(name, reports.RejectsSuffix)
-	return ok && names[export]
+	return &statusFiles{Waiting: n.Waiting, Processed: n.Processed, Failed: n.Failed}, nil
 }
 
 // printStatus prints the status as tables.

@@ -30,9 +30,10 @@ const DefaultBacklogTimeout = 5 * time.Second
 type Folder struct {
 	Tenant string
 	// Waiting returns the modification times of the files waiting in the
-	// folder, or why the folder could not be listed. It must neither follow
-	// a link nor read a file.
-	Waiting func() ([]time.Time, error)
+	// folder, or why the folder could not be listed, within ctx (a
+	// folder on a server is listed over the network). It must neither
+	// follow a link nor read a file.
+	Waiting func(ctx context.Context) ([]time.Time, error)
 }
 
 // Backlog is what waits in the store for one tenant.
@@ -109,11 +110,16 @@ func (c *folderCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.oldest
 }
 
-// Collect lists each folder once.
+// FolderListTimeout bounds the listing of one drop folder at a scrape.
+const FolderListTimeout = 10 * time.Second
+
+// Collect lists each folder once, each within FolderListTimeout.
 func (c *folderCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
 	for _, f := range c.folders {
-		times, err := f.Waiting()
+		ctx, cancel := context.WithTimeout(context.Background(), FolderListTimeout)
+		times, err := f.Waiting(ctx)
+		cancel()
 		if err != nil {
 			c.errs.failed(f.Tenant, err)
 			continue

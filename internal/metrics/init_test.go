@@ -107,9 +107,11 @@ func TestScrapeTimeGauges(t *testing.T) {
 	var logged []string
 	m := New()
 	m.WatchFolders([]Folder{
-		{Tenant: "acme", Waiting: func() ([]time.Time, error) { return []time.Time{now.Add(-time.Minute), now.Add(-time.Hour)}, nil }},
-		{Tenant: "empty", Waiting: func() ([]time.Time, error) { return nil, nil }},
-		{Tenant: "gone", Waiting: func() ([]time.Time, error) { return nil, broken }},
+		{Tenant: "acme", Waiting: func(context.Context) ([]time.Time, error) {
+			return []time.Time{now.Add(-time.Minute), now.Add(-time.Hour)}, nil
+		}},
+		{Tenant: "empty", Waiting: func(context.Context) ([]time.Time, error) { return nil, nil }},
+		{Tenant: "gone", Waiting: func(context.Context) ([]time.Time, error) { return nil, broken }},
 	}, func(source, tenant string, err error) { logged = append(logged, source+" "+tenant+" "+err.Error()) })
 	m.WatchBacklog([]string{"acme", "slow"}, func(ctx context.Context, tenant string) (Backlog, error) {
 		if tenant == "slow" {

@@ -89,8 +89,8 @@ func TestPushCarriesCountersAcrossRuns(t *testing.T) {
 	m := oneRun("ok", 0, t3)
 	twoHoursAgo := time.Now().Add(-2 * time.Hour)
 	m.WatchFolders([]metrics.Folder{
-		{Tenant: "acme", Waiting: func() ([]time.Time, error) { return []time.Time{twoHoursAgo}, nil }},
-		{Tenant: "beta", Waiting: func() ([]time.Time, error) { return nil, nil }},
+		{Tenant: "acme", Waiting: func(context.Context) ([]time.Time, error) { return []time.Time{twoHoursAgo}, nil }},
+		{Tenant: "beta", Waiting: func(context.Context) ([]time.Time, error) { return nil, nil }},
 	}, nil)
 	err := m.Push(t.Context(), opts, []metrics.Group{{Job: "people", Tenant: "acme",
 		TenantGauges: []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}}})

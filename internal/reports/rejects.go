@@ -18,9 +18,9 @@ import (
 // The suffixes of the report files written beside an archived export
 // ("employees.csv.report.html").
 const (
-	JSONSuffix    = ".report.json"
-	HTMLSuffix    = ".report.html"
-	RejectsSuffix = ".rejects.csv"
+	JSONSuffix    = sources.ReportSuffix
+	HTMLSuffix    = sources.HTMLReportSuffix
+	RejectsSuffix = sources.RejectsSuffix
 )
 
 // The columns a rejects CSV puts before the export's own. Their names mark

@@ -36,7 +36,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -45,10 +44,10 @@ import (
 
 // Names of the archive subfolders and of marker and report suffixes.
 const (
-	ProcessedDir = "processed"
-	FailedDir    = "failed"
-	MarkerSuffix = ".done"
-	ReportSuffix = ".report.json"
+	ProcessedDir = sources.ProcessedDir
+	FailedDir    = sources.FailedDir
+	MarkerSuffix = sources.MarkerSuffix
+	ReportSuffix = sources.ReportSuffix
 )
 
 // Outcome says where Archive puts a file.
@@ -107,39 +106,21 @@ func New(opts sources.DropFolderOptions) (*Folder, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("drop folder %s: not a directory", DisplayName(filepath.Base(opts.Dir)))
 	}
-	return &Folder{opts: opts, now: time.Now, wait: sleep, open: openInRoot}, nil
+	return &Folder{opts: opts, now: time.Now, wait: sources.Sleep, open: openInRoot}, nil
 }
 
 // openInRoot opens name for reading within root: a link that leads out of
 // root is refused.
 func openInRoot(root *os.Root, name string) (*os.File, error) { return root.Open(name) }
 
-// sleep waits for d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("wait for files to settle: %w", ctx.Err())
-	case <-t.C:
-		return nil
-	}
-}
+// Ignored reports whether a name is never an export (sources.Ignored).
+func Ignored(name string) bool { return sources.Ignored(name) }
 
-// Ignored reports whether a name is never an export: hidden files, partial
-// uploads (*.tmp, *.part, Office's ~$ lock files), markers and reports.
-func Ignored(name string) bool {
-	lower := strings.ToLower(name)
-	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "~$") {
-		return true
-	}
-	for _, suffix := range []string{".tmp", ".part", MarkerSuffix, ReportSuffix, ".report.html"} {
-		if strings.HasSuffix(lower, suffix) {
-			return true
-		}
-	}
-	return false
-}
+// DisplayName is a file name as every output prints it (sources.DisplayName).
+func DisplayName(name string) string { return sources.DisplayName(name) }
+
+// RawName is the file name a DisplayName stands for (sources.RawName).
+func RawName(display string) string { return sources.RawName(display) }
 
 // candidates lists the entries that match the pattern and are not ignored,
 // oldest first (then by name), with their size and mtime (of the entry
@@ -325,7 +306,7 @@ func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, 
 // still the version of file afterwards (same file, size and mtime).
 func hashOpen(ctx context.Context, fh *os.File, file File) (string, bool, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx: ctx, r: fh}); err != nil {
+	if _, err := io.Copy(h, sources.ContextReader(ctx, fh)); err != nil {
 		return "", false, err
 	}
 	st, err := fh.Stat()
@@ -347,19 +328,6 @@ func sameVersion(st fs.FileInfo, file File) bool {
 // changed is the error of a file that is no longer the version found.
 func changed(file File) error {
 	return fmt.Errorf("%s: %w", file.Display(), sources.ErrChanged)
-}
-
-// ctxReader stops a long copy when its context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Open opens a file Ready returned for reading, within the folder (no link
@@ -522,13 +490,8 @@ func (f *Folder) writeReports(dest string, reports []sources.ReportFile) ([]stri
 	return written, nil
 }
 
-// reportMode is the mode of the reports: ReportMode, or 0600.
-func (f *Folder) reportMode() fs.FileMode {
-	if f.opts.ReportMode == 0 {
-		return 0o600
-	}
-	return f.opts.ReportMode.Perm()
-}
+// reportMode is the mode of the reports (DropFolderOptions.ReportFileMode).
+func (f *Folder) reportMode() fs.FileMode { return f.opts.ReportFileMode() }
 
 // dirMode is the mode of processed/ and failed/: the owner's, and the
 // group's and others' search and read where the reports may be read by them.
@@ -577,26 +540,9 @@ func (f *Folder) keptStill(dest string, file File, reports []string) error {
 	}
 }
 
-// archiveName is the name for the given attempt: the file's own name
-// first, then with a time and hash suffix, then with a counter as well.
+// archiveName is the name for the given attempt (sources.ArchiveName).
 func (f *Folder) archiveName(file File, attempt int) string {
-	if attempt == 0 {
-		return file.Name
-	}
-	ext := filepath.Ext(file.Name)
-	stem := strings.TrimSuffix(file.Name, ext)
-	hash := file.SHA256
-	if len(hash) > 8 {
-		hash = hash[:8]
-	}
-	suffix := f.now().UTC().Format("20060102T150405Z")
-	if hash != "" {
-		suffix += "-" + hash
-	}
-	if attempt > 1 {
-		suffix += "-" + strconv.Itoa(attempt)
-	}
-	return stem + "." + suffix + ext
+	return sources.ArchiveName(file.Name, file.SHA256, f.now(), attempt)
 }
 
 func exists(path string) bool {

@@ -124,7 +124,7 @@ func TestReadyStability(t *testing.T) {
 		}
 	})
 	t.Run("a cancelled wait returns the error", func(t *testing.T) {
-		f.wait = sleep
+		f.wait = sources.Sleep
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		if _, err := f.Ready(ctx); !errors.Is(err, context.Canceled) {

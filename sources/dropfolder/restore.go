@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"hrsync/sources"
 )
 
 // ErrNotFailedExport matches (errors.Is) the *NotFailedError of
 // FailedExport and Restore.
-var ErrNotFailedExport = errors.New("not an export in failed/")
+var ErrNotFailedExport = sources.ErrNotFailedExport
 
 // NotFailedError says why the name an operator gave is not an export
 // archived in failed/: a path outside failed/ or escaping the folder, a

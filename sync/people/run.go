@@ -52,7 +52,7 @@ var ErrLocked = store.ErrLocked
 // be read (no permission, an I/O error), an empty file, a link. Such an
 // export goes to failed/ with its report, like one missing a column, and
 // the other exports of the run go on.
-var ErrUnusable = errors.New("export unusable")
+var ErrUnusable = sources.ErrUnusable
 
 // ExportReport is what became of one export: the report written beside an
 // archived file, and a part of the run's summary.

@@ -1,0 +1,111 @@
+package sftpdrop_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hrsync/internal/testservers"
+	"hrsync/sources"
+	"hrsync/sources/droptest"
+	_ "hrsync/sources/sftpdrop" // the backend under test
+)
+
+// TestSFTPProtocol runs the protocol suite against OpenSSH's sshd serving
+// a temporary folder (this machine's disk, so the test can look at it).
+func TestSFTPProtocol(t *testing.T) {
+	srv := testservers.StartSSHD(t)
+	var dir string
+	droptest.Run(t, droptest.Harness{
+		Open: func(t *testing.T, opts sources.DropFolderOptions, csv sources.CSVOptions) sources.DropFolder {
+			dir = t.TempDir()
+			opts.Type = sources.DropSFTP
+			opts.SFTP = options(srv, dir)
+			folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: csv})
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			return folder
+		},
+		Put: func(t *testing.T, name string, content []byte) { droptest.PutFile(t, dir, name, content) },
+		Get: func(t *testing.T, name string) ([]byte, bool) { return droptest.GetFile(t, dir, name) },
+		Restart: func(t *testing.T) {
+			srv.Stop()
+			srv.Start(t)
+		},
+	})
+}
+
+// TestSFTPReportMode: the reports are written with reports.mode (0640 here,
+// so that an HR group can read them), whatever the server's umask.
+func TestSFTPReportMode(t *testing.T) {
+	srv := testservers.StartSSHD(t)
+	dir := t.TempDir()
+	opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir), StableFor: time.Millisecond, ReportMode: 0o640}
+	folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "employees.csv"), droptest.Export(1, 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := folder.Ready(context.Background())
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Ready: %d %v", len(got), err)
+	}
+	if _, err := got[0].Archive(true, droptest.Reports(`{}`)); err != nil {
+		t.Fatalf("Archive: %v", err)
+	}
+	for _, suffix := range []string{sources.ReportSuffix, sources.HTMLReportSuffix, sources.RejectsSuffix} {
+		fi, err := os.Stat(filepath.Join(dir, "processed", "employees.csv"+suffix))
+		if err != nil {
+			t.Fatalf("report %s: %v", suffix, err)
+		}
+		if fi.Mode().Perm() != 0o640 {
+			t.Errorf("report %s: mode %v, want 0640", suffix, fi.Mode().Perm())
+		}
+	}
+}
+
+func options(srv *testservers.SSHD, dir string) *sources.SFTPOptions {
+	return &sources.SFTPOptions{
+		Host: srv.Host, Port: srv.Port, User: srv.User, Dir: dir,
+		PrivateKeyFile: srv.PrivateKeyFile, KnownHostsFile: srv.KnownHostsFile,
+	}
+}
+
+// TestSFTPHostKey: a server whose host key is not the one in known_hosts is
+// refused before anything is read; turning the check off is logged at warn.
+func TestSFTPHostKey(t *testing.T) {
+	srv := testservers.StartSSHD(t)
+	dir := t.TempDir()
+	opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir)}
+	opts.SFTP.KnownHostsFile = srv.OtherKnownHostsFile
+	folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	_, err = folder.Ready(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "key mismatch") {
+		t.Fatalf("Ready against a server of another host key: %v, want a key mismatch", err)
+	}
+
+	opts.SFTP.KnownHostsFile = ""
+	opts.SFTP.InsecureIgnoreHostKey = true
+	var warned []string
+	folder, err = sources.OpenDropFolder(context.Background(), sources.DropConfig{
+		Folder: opts, CSV: droptest.CSV(), Warn: func(msg string) { warned = append(warned, msg) },
+	})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	if _, err := folder.Ready(context.Background()); err != nil {
+		t.Fatalf("Ready without host key check: %v", err)
+	}
+	if len(warned) == 0 || !strings.Contains(warned[0], "NOT checked") {
+		t.Errorf("warnings %q: want the unchecked host key said", warned)
+	}
+}
