@@ -385,8 +385,9 @@ type DropFolderOptions struct {
 	// DoneMarker makes a file ready only once "<file>.done" exists beside it.
 	DoneMarker bool `yaml:"doneMarker"`
 	// ReportMode is the mode of the reports written beside an archived
-	// export, and, with the owner's search bit added where the group or
-	// others may read, of processed/ and failed/. Zero means 0600. It is
+	// export (on a local folder and over SFTP; S3 objects have no mode)
+	// and, with the search bits added where the group or others may read,
+	// of a local folder's processed/ and failed/. Zero means 0600. It is
 	// set from the configuration's reports.mode, not per folder.
 	ReportMode os.FileMode `yaml:"-"`
 }
