@@ -48,26 +48,7 @@ func TestRejectsReportRoundTrip(t *testing.T) {
 	}
 
 	t.Run("the run record links the reports", func(t *testing.T) {
-		var st struct {
-			Runs []struct {
-				Job     string   `json:"job"`
-				Reports []string `json:"reports"`
-			} `json:"runs"`
-		}
-		out := e.mustRun(0, "status", "-o", "json")
-		if err := json.Unmarshal([]byte(out.stdout), &st); err != nil {
-			t.Fatalf("status: %v\n%s", err, out.stdout)
-		}
-		want := []string{"processed/employees.csv.rejects.csv", "processed/employees.csv.report.html", "processed/employees.csv.report.json"}
-		var got []string
-		for _, r := range st.Runs {
-			if r.Job == "people" {
-				got = slices.Sorted(slices.Values(r.Reports))
-			}
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("the people run's reports = %q, want %q", got, want)
-		}
+		checkStatusReports(t, e.in(t), []string{"employees.csv.rejects.csv", "employees.csv.report.html", "employees.csv.report.json"})
 	})
 
 	t.Run("the HTML report reads well in Chromium", func(t *testing.T) {
