@@ -37,6 +37,10 @@ type Config struct {
 	Metrics Metrics `yaml:"metrics"`
 	// Timezone is the IANA zone that schedules are read in.
 	Timezone string `yaml:"timezone"`
+	// Reports configures the reports written beside archived exports.
+	Reports Reports `yaml:"reports"`
+	// Notify configures the notifications sent after runs.
+	Notify Notify `yaml:"notify"`
 	// Tenants are the companies hrsync keeps in step, each with its source.
 	Tenants []Tenant `yaml:"tenants"`
 
@@ -152,6 +156,8 @@ type Tenant struct {
 	Grants Grants `yaml:"grants"`
 	// Schedules are the daemon's cron specs per job.
 	Schedules Schedules `yaml:"schedules"`
+	// Notify is who hears about the tenant's runs.
+	Notify TenantNotify `yaml:"notify"`
 
 	// decodeErrs keeps the decoder's complaints about this tenant: returning
 	// them would make the decoder drop the tenant from the list, shifting
@@ -267,6 +273,8 @@ func Default() *Config {
 			MaxAttempts:        5,
 		},
 		Log:      Log{Level: "info", Format: "auto"},
+		Reports:  Reports{Mode: DefaultReportsMode},
+		Notify:   defaultNotify(),
 		Timezone: DefaultTimezone,
 		location: time.UTC,
 	}

@@ -173,8 +173,13 @@ func (c *Config) resolvePaths(dir string) {
 		abs(&p)
 		c.Store.URL = NewConnURL("sqlite:" + p)
 	}
+	abs(&c.Notify.SMTP.PasswordFile)
+	abs(&c.Notify.SMTP.CAFile)
 	for i := range c.Tenants {
 		c.Tenants[i].Source.resolvePaths(abs)
+		for k := range c.Tenants[i].Notify.Webhooks {
+			abs(&c.Tenants[i].Notify.Webhooks[k].URLFile)
+		}
 	}
 }
 
@@ -268,6 +273,7 @@ func (c *Config) resolveSecrets(env func(string) (string, bool), ps *problems) {
 	for i := range c.Tenants {
 		c.Tenants[i].Source.resolveSecrets(fmt.Sprintf("tenants[%d].source", i), env, ps)
 	}
+	c.resolveNotifySecrets(env, ps)
 }
 
 // envName is the shape of an environment variable's name.

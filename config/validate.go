@@ -56,6 +56,12 @@ func (c *Config) fillDefaults() {
 			c.Tenants[i].Grants.Rules = []GrantRule{}
 		}
 		c.Tenants[i].Grants.fillDefaults(&c.Tenants[i].Schedules)
+		if n := &c.Tenants[i].Notify; n.Email == nil {
+			n.Email = []string{}
+		}
+		if n := &c.Tenants[i].Notify; n.Webhooks == nil {
+			n.Webhooks = []Webhook{}
+		}
 	}
 }
 
@@ -63,6 +69,8 @@ func (c *Config) fillDefaults() {
 func (c *Config) validate(ps *problems) {
 	c.validateStore(ps)
 	c.validateAPI(ps)
+	c.validateReports(ps)
+	c.validateNotify(ps)
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

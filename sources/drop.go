@@ -23,13 +23,17 @@ type Export interface {
 	SHA256() string
 	// Size is the file's size in bytes; 0 for a query.
 	Size() int64
-	// Archive moves a file to processed/ (processed) or failed/ with its
-	// report beside it, and returns where it put it, relative to its
-	// folder ("failed/employees.csv", the name escaped as DisplayName
-	// does). Call it only once the outcome is committed. A file that
-	// changed since it was read stays in place: the error wraps
-	// ErrChanged. A query has nothing to archive and returns "".
-	Archive(processed bool, report []byte) (string, error)
+	// Archive moves a file to processed/ (processed) or failed/ with the
+	// reports render makes beside it (each named as the archived file
+	// followed by its ReportFile.Suffix, of mode
+	// DropFolderOptions.ReportFileMode where the backend has modes), and
+	// returns where it put it, relative to its folder
+	// ("failed/employees.csv", the name escaped as DisplayName does); render
+	// is given that place before anything is written. Call it only once
+	// the outcome is committed. A file that changed since it was read
+	// stays in place, without reports: the error wraps ErrChanged. A query
+	// has nothing to archive and returns "".
+	Archive(processed bool, render RenderReports) (string, error)
 }
 
 // DropFolder is a tenant's drop folder, whatever holds it (a local folder,
@@ -37,7 +41,7 @@ type Export interface {
 // a file is taken once it is stable (its size and modification time, or
 // its ETag, unchanged over StableFor) or has its "<file>.done" marker; it
 // comes with the SHA-256 of its content, the key that makes each export
-// processed once; it is archived to processed/ or failed/ with its report
+// processed once; it is archived to processed/ or failed/ with its reports
 // only after its outcome is committed, and never when it changed since it
 // was read.
 type DropFolder interface {

@@ -69,18 +69,54 @@ const (
 	ProcessedDir = "processed"
 	FailedDir    = "failed"
 	MarkerSuffix = ".done"
+	// ReportSuffix ends the JSON report beside an archived export.
 	ReportSuffix = ".report.json"
+	// HTMLReportSuffix ends the HTML summary beside an archived export.
+	HTMLReportSuffix = ".report.html"
+	// RejectsSuffix ends the rejects CSV beside an archived export. A file
+	// of that name is an export too when it is dropped again (the HR
+	// admin's corrections): only beside its export is it a report.
+	RejectsSuffix = ".rejects.csv"
 )
+
+// IsReport tells whether name, a file of processed/ or failed/ whose
+// neighbours are names, is a report rather than an archived export: a JSON
+// or HTML report, or a rejects CSV beside its export (a rejects CSV dropped
+// again and archived alone is an export).
+func IsReport(name string, names map[string]bool) bool {
+	if strings.HasSuffix(name, ReportSuffix) || strings.HasSuffix(name, HTMLReportSuffix) {
+		return true
+	}
+	export, ok := strings.CutSuffix(name, RejectsSuffix)
+	return ok && names[export]
+}
+
+// CountExports counts the archived exports among the names of the files of
+// processed/ or failed/, reports left out (IsReport).
+func CountExports(names []string) int {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	count := 0
+	for n := range set {
+		if !IsReport(n, set) {
+			count++
+		}
+	}
+	return count
+}
 
 // Ignored reports whether a name in a drop folder is never an export:
 // hidden files, partial uploads (*.tmp, *.part, Office's ~$ lock files),
-// markers and reports.
+// markers and the JSON and HTML reports (a rejects CSV dropped again is an
+// export).
 func Ignored(name string) bool {
 	lower := strings.ToLower(name)
 	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "~$") {
 		return true
 	}
-	for _, suffix := range []string{".tmp", ".part", MarkerSuffix, ReportSuffix} {
+	for _, suffix := range []string{".tmp", ".part", MarkerSuffix, ReportSuffix, HTMLReportSuffix} {
 		if strings.HasSuffix(lower, suffix) {
 			return true
 		}
@@ -119,5 +155,6 @@ func ArchivedAs(n, name string) bool {
 	}
 	ext := path.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
-	return strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ext) && !strings.HasSuffix(n, ReportSuffix)
+	return strings.HasPrefix(n, stem+".") && strings.HasSuffix(n, ext) && !strings.HasSuffix(n, ReportSuffix) &&
+		!strings.HasSuffix(n, HTMLReportSuffix) && !strings.HasSuffix(n, RejectsSuffix)
 }

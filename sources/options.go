@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -383,6 +384,21 @@ type DropFolderOptions struct {
 	StableFor time.Duration `yaml:"stableFor"`
 	// DoneMarker makes a file ready only once "<file>.done" exists beside it.
 	DoneMarker bool `yaml:"doneMarker"`
+	// ReportMode is the mode of the reports written beside an archived
+	// export (on a local folder and over SFTP; S3 objects have no mode)
+	// and, with the search bits added where the group or others may read,
+	// of a local folder's processed/ and failed/. Zero means 0600. It is
+	// set from the configuration's reports.mode, not per folder.
+	ReportMode os.FileMode `yaml:"-"`
+}
+
+// ReportFileMode is the mode of the reports written beside an archived
+// export: ReportMode's permission bits, or 0600 when it is zero.
+func (o DropFolderOptions) ReportFileMode() os.FileMode {
+	if o.ReportMode == 0 {
+		return 0o600
+	}
+	return o.ReportMode.Perm()
 }
 
 // WithDefaults returns the options with empty values set to their defaults.

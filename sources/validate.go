@@ -51,7 +51,16 @@ type Stats struct {
 	Accepted int `json:"accepted"` // rows accepted (and not taken back)
 	Rejected int `json:"rejected"` // rows with at least one rejection
 	Skipped  int `json:"skipped"`  // blank rows (every field empty), ignored
+	// Corrections says the export is a rejects report dropped again (its
+	// header has CorrectionsColumn): it lists only the rows an HR admin
+	// fixed, so it says nothing about who left.
+	Corrections bool `json:"corrections,omitempty"`
 }
+
+// CorrectionsColumn is the first column of a rejects report (the line the
+// row had in the export it was rejected from). An export whose header has
+// it is a file of corrections (Stats.Corrections).
+const CorrectionsColumn = "hrsync line"
 
 // Handler receives the rows of one export from Source.Read, one call at a
 // time, in row order.

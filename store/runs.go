@@ -88,7 +88,11 @@ type RunResult struct {
 	// SQL query); nil when it read none. When nil and SourceFile is set,
 	// SourceFile.Rows is used. LastGoodImport reads it.
 	SourceRows *int
-	FinishedAt time.Time // zero means now
+	// Corrections says the source listed only rows corrected after an
+	// earlier run rejected them: no rows are recorded, so LastGoodImport
+	// skips it.
+	Corrections bool
+	FinishedAt  time.Time // zero means now
 }
 
 // RunRecord is a run as stored.
@@ -101,6 +105,9 @@ type RunRecord struct {
 	SourceRows *int
 	// Replica is the process that recorded the run (Options.Replica).
 	Replica string
+	// Reports names the reports written beside the run's archived export,
+	// relative to its drop folder (SetRunReports); empty when none.
+	Reports []string
 }
 
 // StartRun records a run as running.
@@ -176,6 +183,9 @@ func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
 		sourceRows = *res.SourceRows
 	case res.SourceFile != nil:
 		sourceRows = res.SourceFile.Rows
+	}
+	if res.Corrections {
+		sourceRows = nil
 	}
 	return s.inTx(ctx, "finish run "+res.ID, func(tx *sqlx.Tx) error {
 		var tenant string
@@ -258,6 +268,7 @@ type runRow struct {
 	Error      string        `db:"error"`
 	SourceRows sql.NullInt64 `db:"source_rows"`
 	Replica    string        `db:"replica"`
+	Reports    []byte        `db:"reports"`
 }
 
 func (r runRow) record() (RunRecord, error) {
@@ -272,6 +283,11 @@ func (r runRow) record() (RunRecord, error) {
 		n := int(r.SourceRows.Int64)
 		rec.SourceRows = &n
 	}
+	if len(r.Reports) > 0 {
+		if err := json.Unmarshal(r.Reports, &rec.Reports); err != nil {
+			return RunRecord{}, fmt.Errorf("run %s reports: %w", r.ID, err)
+		}
+	}
 	return rec, nil
 }
 
@@ -282,7 +298,7 @@ func (s *Store) LastRuns(ctx context.Context, limit int) ([]RunRecord, error) {
 		limit = 20
 	}
 	var rows []runRow
-	q := fmt.Sprintf(`SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica
+	q := fmt.Sprintf(`SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports
 		FROM runs ORDER BY started_at DESC, id DESC LIMIT %d`, limit)
 	if err := s.r.SelectContext(ctx, &rows, q); err != nil {
 		return nil, fmt.Errorf("last runs: %w", err)

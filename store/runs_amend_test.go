@@ -26,3 +26,24 @@ func TestAmendRun(t *testing.T) {
 		}
 	})
 }
+
+func TestSetRunReports(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *store.Store) {
+		must(t, s.StartRun(ctx(t), store.Run{ID: "run-reports", Job: store.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
+		wantErr(t, s.SetRunReports(ctx(t), "run-reports", []string{"processed/a.csv.report.html"}), store.ErrRunState)
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-reports", Outcome: store.OutcomeOK, FinishedAt: at(1, 30)}))
+		runs, err := s.LastRuns(ctx(t), 1)
+		must(t, err)
+		if len(runs[0].Reports) != 0 {
+			t.Errorf("a run without reports lists %q", runs[0].Reports)
+		}
+		names := []string{"processed/a.csv.report.html", "processed/a.csv.report.json"}
+		must(t, s.SetRunReports(ctx(t), "run-reports", names))
+		runs, err = s.LastRuns(ctx(t), 1)
+		must(t, err)
+		if r := runs[0]; len(r.Reports) != 2 || r.Reports[0] != names[0] || r.Reports[1] != names[1] || r.Outcome != store.OutcomeOK {
+			t.Errorf("run = %+v, want its reports %q", r, names)
+		}
+		wantErr(t, s.SetRunReports(ctx(t), "no-such-run", names), store.ErrNotFound)
+	})
+}

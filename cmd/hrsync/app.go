@@ -36,6 +36,9 @@ type app struct {
 	// replica names this process in the runs it records and the ticks it
 	// claims (replica.go).
 	replica string
+	// configPath is the configuration file as the operator named it, for
+	// the commands a report suggests (retry.go).
+	configPath string
 }
 
 // addConfigFlags adds the flags every command that reads the configuration takes.
@@ -66,7 +69,8 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 			zap.String("baseUrl", cfg.API.BaseURL))
 	}
 	replica := replicaID(cmd)
-	return &app{cfg: cfg, log: log.With(zap.String("replica", replica)), replica: replica}, nil
+	return &app{cfg: cfg, log: log.With(zap.String("replica", replica)), replica: replica,
+		configPath: configPathOf(cmd)}, nil
 }
 
 // folderAccess is how much of the CSV drop folders a command needs, checked
@@ -269,6 +273,9 @@ func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator
 		},
 		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
 		Progress:            a.peopleProgress(t.Name),
+		OverrideCommand: func(archivedAs string) string {
+			return safeguardNextStep(a.configPath, t.Name, archivedAs)
+		},
 	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
 }
 
@@ -349,9 +356,9 @@ func (q *queryExport) Read(ctx context.Context, h sources.Handler) (sources.Stat
 	return st, err
 }
 
-func (q *queryExport) SHA256() string                       { return "" }
-func (q *queryExport) Size() int64                          { return 0 }
-func (q *queryExport) Archive(bool, []byte) (string, error) { return "", nil }
+func (q *queryExport) SHA256() string                                      { return "" }
+func (q *queryExport) Size() int64                                         { return 0 }
+func (q *queryExport) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
 
 // printJSON writes v as indented JSON, the form of every --json output.
 func printJSON(w io.Writer, v any) error {

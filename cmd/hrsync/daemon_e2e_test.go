@@ -455,8 +455,8 @@ func TestE2EDaemonSIGTERMMidRun(t *testing.T) {
 				t.Errorf("call %s made %d times", k, n)
 			}
 		}
-		if got := e.archived("processed"); len(got) != 2 { // the export and its report
-			t.Errorf("processed/ holds %v, want the export and its report", got)
+		if got := e.archived("processed"); len(got) != 3 { // the export and its JSON and HTML reports
+			t.Errorf("processed/ holds %v, want the export and its reports", got)
 		}
 	})
 }

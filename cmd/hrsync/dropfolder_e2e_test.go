@@ -152,7 +152,7 @@ func TestE2EDropEmptyFile(t *testing.T) {
 	if r := e.report("failed", "empty.csv"); r.Outcome != "failed" || !strings.Contains(r.Error, "is empty") {
 		t.Errorf("report of empty.csv: %+v", r)
 	}
-	if got := e.archived("failed"); len(got) != 2 { // the file and its report
+	if got := e.archived("failed"); len(got) != 3 { // the file and its JSON and HTML reports
 		t.Errorf("failed/ = %v", got)
 	}
 	rows := genPeople(0, 3)
@@ -165,7 +165,7 @@ func TestE2EDropEmptyFile(t *testing.T) {
 	// Another empty file of the same name: failed/ again, beside the first.
 	e.dropFile("empty.csv", nil)
 	e.mustRun(1, "run", "people")
-	if got := e.archived("failed"); len(got) != 4 {
+	if got := e.archived("failed"); len(got) != 6 {
 		t.Errorf("failed/ = %v, want both empty files and their reports", got)
 	}
 }

@@ -73,7 +73,13 @@ func (a *app) newJobs(ctx context.Context, tenants []config.Tenant, m *metrics.M
 		_ = st.Close()
 		return nil, withCode(exitUsage, err)
 	}
-	r, err := runner.New(runner.Options{Registry: reg, Recorder: st, Metrics: m, Logger: a.log})
+	notifier, err := a.newNotifier(tenants, m)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	logNotifyConfig(a.log, tenants, a.cfg)
+	r, err := runner.New(runner.Options{Registry: reg, Recorder: st, Metrics: m, Logger: a.log, Notifier: notifier})
 	if err != nil {
 		_ = st.Close()
 		return nil, err

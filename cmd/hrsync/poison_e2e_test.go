@@ -61,8 +61,8 @@ func TestE2EPoisonPersonInABatchOf100(t *testing.T) {
 		t.Errorf("%d createPeople calls, want a bisection's (3 to 15)", calls)
 	}
 
-	if got := e.archived("processed"); len(got) != 2 { // the file and its report
-		t.Fatalf("processed/ holds %v, want poison.csv and its report", got)
+	if got := e.archived("processed"); len(got) != 4 { // the file, its JSON and HTML reports, and the rejects CSV of the refused person
+		t.Fatalf("processed/ holds %v, want poison.csv and its reports", got)
 	}
 	rep := e.report("processed", "poison.csv")
 	if rep.Outcome != "attention" || rep.Counts["created"] != 99 || rep.Counts["refused"] != 1 ||

@@ -4,13 +4,14 @@ package main_test
 // SFTP folder served by OpenSSH's sshd and an S3 prefix served by
 // versitygw, both started by the test, both reached through a loopback
 // proxy that can cut the connection mid-download. Drop, process, archive
-// with the report; the connection dropping mid-download, the server
+// with the reports (JSON, HTML, rejects CSV); the connection dropping mid-download, the server
 // restarting between the read and the archive, the export replaced while
 // it is downloaded: nothing lost, nothing processed twice, no grant twice.
 
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -87,6 +88,7 @@ func s3Drop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 		srv.Bucket(t, "hr-drop")
 		rd.proxy = testservers.StartProxy(t, strings.TrimPrefix(srv.Endpoint, "http://"))
 		e.drop = filepath.Join(srv.Root, "hr-drop", "acme")
+		e.noFileModes = true // S3 objects have no mode
 		for kind, v := range map[string]string{"access": srv.AccessKey, "secret": srv.SecretKey} {
 			if err := os.WriteFile(filepath.Join(e.dir, kind), []byte(v+"\n"), 0o600); err != nil {
 				t.Fatal(err)
@@ -144,9 +146,13 @@ func paddedExport(people []person) []byte {
 	return []byte(strings.Join(lines, "\n") + "\n")
 }
 
-// TestE2ERemoteDropFolder: an export uploaded to the server is processed
-// and archived in processed/ with its JSON report; a second export of the
-// same content is a duplicate; exactly the people of the export exist.
+// TestE2ERemoteDropFolder: an export uploaded to the server, one row of
+// it rejected, is processed and archived in processed/ with its reports
+// beside it on the server (JSON, HTML, rejects CSV; mode 0640 where the
+// server has modes), linked from the run record that status shows; the
+// rejects CSV, fixed and uploaded again, creates exactly the fixed person;
+// a second export of the same content is a duplicate; exactly the people
+// of the exports exist.
 func TestE2ERemoteDropFolder(t *testing.T) {
 	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
 		check := e.mustRun(0, "config", "check")
@@ -154,27 +160,40 @@ func TestE2ERemoteDropFolder(t *testing.T) {
 			t.Errorf("config check does not say where the drop folder is:\n%s", check.stdout)
 		}
 		rows := genPeople(0, 5)
-		rd.put(t, "employees.csv", csvExport(rows))
+		bad := genPerson(5)
+		fixed := bad
+		bad.email = "broken@@example.test"
+		content := csvExport(append(slices.Clone(rows), bad))
+		rd.put(t, "employees.csv", content)
 		rd.put(t, "notes.txt", []byte("not an export"))
-		e.mustRun(0, "run", "people")
-		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
-			t.Fatalf("processed/ holds %v", got)
+		e.mustRun(4, "run", "people")
+		want := []string{"employees.csv", "employees.csv.rejects.csv", "employees.csv.report.html", "employees.csv.report.json"}
+		if got := e.archived("processed"); !slicesEqual(got, want) {
+			t.Fatalf("processed/ holds %v, want %v", got, want)
 		}
 		rep := e.report("processed", "employees.csv")
-		if rep.Outcome != "ok" || rep.Counts["created"] != 5 {
-			t.Errorf("report: outcome %s counts %v, want ok with 5 created", rep.Outcome, rep.Counts)
+		if rep.Outcome != "attention" || rep.Counts["created"] != 5 || rep.Counts["rejected"] != 1 {
+			t.Errorf("report: outcome %s counts %v, want attention with 5 created, 1 rejected", rep.Outcome, rep.Counts)
 		}
 		checkPeople(t, e, rows)
+		checkRemoteReports(t, e, bad)
+		checkStatusReports(t, e, want[1:])
+
+		// The HR admin fixes the rejected row in the rejects CSV and
+		// uploads it again: it creates the fixed person, departs nobody.
+		rd.put(t, "employees.csv.rejects.csv", fixRejects(t, e, bad.email, fixed.email))
+		e.mustRun(0, "run", "people")
+		checkPeople(t, e, append(slices.Clone(rows), fixed))
 
 		// The same content dropped again is recognised by its hash.
-		rd.put(t, "employees-again.csv", csvExport(rows))
+		rd.put(t, "employees-again.csv", content)
 		e.mustRun(0, "run", "people")
 		if again := e.report("processed", "employees-again.csv"); !again.Duplicate {
 			t.Errorf("the same content dropped again is not a duplicate: %+v", again)
 		}
-		checkPeople(t, e, rows)
+		checkPeople(t, e, append(slices.Clone(rows), fixed))
 
-		// status counts the files on the server.
+		// status counts the files on the server, reports left out.
 		rd.put(t, "later.csv", csvExport(rows[:1]))
 		var status struct {
 			Tenants []struct {
@@ -186,10 +205,117 @@ func TestE2ERemoteDropFolder(t *testing.T) {
 			t.Fatalf("status --json: %v\n%s", err, res)
 		}
 		if len(status.Tenants) != 1 || status.Tenants[0].Files == nil ||
-			*status.Tenants[0].Files != (struct{ Waiting, Processed, Failed int }{1, 2, 0}) {
-			t.Errorf("status files: %s, want 1 waiting, 2 processed, 0 failed", res.stdout)
+			*status.Tenants[0].Files != (struct{ Waiting, Processed, Failed int }{1, 3, 0}) {
+			t.Errorf("status files: %s, want 1 waiting, 3 processed (the export, its corrections, the duplicate), 0 failed", res.stdout)
 		}
 	})
+}
+
+// checkRemoteReports checks the HTML report and the rejects CSV beside
+// processed/employees.csv on the server: the HTML names the rejected line
+// and the rejects CSV next to it, and neither e-mail address nor birth
+// date; the rejects CSV (UTF-8 with BOM) holds the rejected row's own
+// values, and the mode is reports.mode where the server has modes.
+func checkRemoteReports(t *testing.T, e *env, bad person) {
+	t.Helper()
+	processed := filepath.Join(e.drop, "processed")
+	for _, name := range []string{"employees.csv.report.html", "employees.csv.rejects.csv"} {
+		fi, err := os.Stat(filepath.Join(processed, name))
+		if err != nil {
+			t.Fatalf("%s is not beside the archived export on the server: %v", name, err)
+		}
+		if !e.noFileModes && fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s has mode %v, want 0640 (reports.mode)", name, fi.Mode().Perm())
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(processed, "employees.csv.report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"employees.csv.rejects.csv", `<td class="num">7</td><td>email</td>`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+	if strings.Contains(string(page), bad.email) || strings.Contains(string(page), bad.birth) {
+		t.Errorf("the HTML report shows the rejected person's e-mail address or birth date")
+	}
+	recs := readRejects(t, e)
+	if len(recs) != 2 || recs[1][0] != "7" || recs[1][3] != bad.id || recs[1][4] != bad.email {
+		t.Errorf("rejects CSV %q: want the header and line 7 with %s's own values", recs, bad.id)
+	}
+}
+
+// readRejects reads processed/employees.csv.rejects.csv, which must start
+// with a UTF-8 byte order mark.
+func readRejects(t *testing.T, e *env) [][]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(e.drop, "processed", "employees.csv.rejects.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, ok := bytes.CutPrefix(raw, []byte("\xEF\xBB\xBF"))
+	if !ok {
+		t.Fatal("the rejects CSV has no UTF-8 byte order mark")
+	}
+	recs, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatalf("rejects CSV: %v", err)
+	}
+	return recs
+}
+
+// fixRejects is the rejects CSV with the e-mail address from replaced by
+// to, as an HR admin saves it from Excel (CSV UTF-8, with its BOM).
+func fixRejects(t *testing.T, e *env, from, to string) []byte {
+	t.Helper()
+	recs := readRejects(t, e)
+	for _, r := range recs[1:] {
+		for i, v := range r {
+			if v == from {
+				r[i] = to
+			}
+		}
+	}
+	var buf bytes.Buffer
+	buf.WriteString("\uFEFF")
+	w := csv.NewWriter(&buf)
+	if err := w.WriteAll(recs); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// checkStatusReports checks that status shows the people run's reports,
+// beside its archived export, relative to the drop folder.
+func checkStatusReports(t *testing.T, e *env, names []string) {
+	t.Helper()
+	var st struct {
+		Runs []struct {
+			Job     string   `json:"job"`
+			Reports []string `json:"reports"`
+		} `json:"runs"`
+	}
+	out := e.mustRun(0, "status", "-o", "json")
+	if err := json.Unmarshal([]byte(out.stdout), &st); err != nil {
+		t.Fatalf("status: %v\n%s", err, out.stdout)
+	}
+	var want, got []string
+	for _, n := range names {
+		want = append(want, "processed/"+n)
+	}
+	for _, r := range st.Runs {
+		if r.Job == "people" {
+			got = slices.Sorted(slices.Values(r.Reports))
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("status: the people run's reports = %q, want %q", got, want)
+	}
+	text := e.mustRun(0, "status")
+	if !strings.Contains(text.stdout, "processed/employees.csv.report.html") {
+		t.Errorf("status does not show the HTML report:\n%s", text.stdout)
+	}
 }
 
 // TestE2ERemoteConnectionDropsMidDownload: the connection is cut in the
@@ -235,7 +361,7 @@ func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
 		if res := <-done; res.code != 0 {
 			t.Fatalf("run across a server restart: %s", res)
 		}
-		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.html", "employees.csv.report.json"}) {
 			t.Fatalf("processed/ holds %v", got)
 		}
 		e.emu.clearRequests(t)
@@ -270,7 +396,7 @@ func TestE2ERemoteReplacedDuringDownload(t *testing.T) {
 		}
 		e.mustRun(0, "run", "people")
 		checkPeople(t, e, all)
-		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.json"}) {
+		if got := e.archived("processed"); !slicesEqual(got, []string{"employees.csv", "employees.csv.report.html", "employees.csv.report.json"}) {
 			t.Fatalf("processed/ holds %v", got)
 		}
 	})
@@ -323,7 +449,7 @@ func TestE2ERemoteRetryAfterSafeguard(t *testing.T) {
 		if r := e.report("processed", "march.csv"); r.Outcome != "ok" || r.Counts["created"] != 5 || r.Counts["departed"] != 50 {
 			t.Errorf("report: outcome %s, counts %v; want ok, 5 created, 50 departed", r.Outcome, r.Counts)
 		}
-		if got := e.archived("failed"); !slicesEqual(got, []string{"march.csv.report.json"}) {
+		if got := e.archived("failed"); !slicesEqual(got, []string{"march.csv.report.html", "march.csv.report.json"}) {
 			t.Errorf("failed/ holds %v, want the stopped run's report alone", got)
 		}
 		res := e.runNoFatal(retry...)

@@ -60,6 +60,15 @@ func TestE2ERetryAfterSafeguard(t *testing.T) {
 		if !slices.Contains(e.archived("failed"), "staff march.csv") {
 			t.Fatalf("the stopped export is not in failed/: %v", e.archived("failed"))
 		}
+		// The HTML report beside it, as Chromium shows it, says why and
+		// gives the same command.
+		text := visibleText(t, filepath.Join(e.drop, "failed", "staff march.csv.report.html"))
+		for _, part := range []string{"SAFEGUARD", "Safeguard stops", "would be marked departed",
+			"If the export is right, run it once past the safeguards: " + want, "Next step: once you have checked the export"} {
+			if !strings.Contains(strings.ToUpper(text), strings.ToUpper(part)) {
+				t.Errorf("the HTML report lacks %q:\n%s", part, text)
+			}
+		}
 	})
 
 	// Files that have nothing to do with the retry: one ready (the export

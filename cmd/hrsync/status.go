@@ -37,6 +37,9 @@ type statusRun struct {
 	FinishedAt *time.Time     `json:"finishedAt,omitempty"`
 	Counts     map[string]int `json:"counts"`
 	Error      string         `json:"error,omitempty"`
+	// Reports names the reports beside the run's archived export, relative
+	// to the tenant's drop folder.
+	Reports []string `json:"reports,omitempty"`
 }
 
 // statusTenant is a tenant's backlog.
@@ -124,7 +127,7 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 		}
 		seen[key] = true
 		sr := statusRun{Job: string(r.Job), Tenant: r.Tenant, RunID: r.ID, Outcome: string(r.Outcome),
-			StartedAt: r.StartedAt.UTC(), Counts: r.Counts, Error: r.Error}
+			StartedAt: r.StartedAt.UTC(), Counts: r.Counts, Error: r.Error, Reports: r.Reports}
 		if sr.Counts == nil {
 			sr.Counts = map[string]int{}
 		}
@@ -241,6 +244,11 @@ func printStatus(w io.Writer, rep *statusReport) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("print status: %w", err)
+	}
+	for _, r := range rep.Runs {
+		if len(r.Reports) > 0 {
+			fmt.Fprintf(w, "%s %s reports (in the drop folder): %s\n", r.Job, r.Tenant, strings.Join(r.Reports, ", "))
+		}
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

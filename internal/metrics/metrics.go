@@ -69,6 +69,7 @@ type Metrics struct {
 	lastOutcome    *prometheus.GaugeVec
 	buildInfo      *prometheus.GaugeVec
 	collectErrors  *prometheus.CounterVec
+	notifications  notificationCounters
 }
 
 // New creates the metrics in a new registry, with the Go runtime and
@@ -134,6 +135,7 @@ func New() *Metrics {
 		m.apiCalls, m.apiDuration, m.apiRetries, m.rateWaits, m.rateWaitSecs,
 		m.lastOutcome, m.buildInfo, m.collectErrors,
 	)
+	m.notifications = newNotificationCounters(m.reg)
 	return m
 }
 

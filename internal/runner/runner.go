@@ -125,6 +125,15 @@ type Options struct {
 	Logger *zap.Logger
 	// RecordTimeout bounds the recording of a panicked run (default 30s).
 	RecordTimeout time.Duration
+	// Notifier, when not nil, is told how every cycle ended, after the
+	// metrics and the log line; it decides whom to tell. It must not fail
+	// the cycle: its errors are its own.
+	Notifier Notifier
+}
+
+// Notifier tells people how a cycle ended.
+type Notifier interface {
+	Notify(ctx context.Context, k Key, res Result, err error)
 }
 
 // Runner runs registered jobs.
@@ -209,6 +218,9 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		log.Warn("cycle done, needs attention", append(fields, zap.Error(err))...)
 	default:
 		log.Info("cycle done", fields...)
+	}
+	if r.opts.Notifier != nil {
+		r.opts.Notifier.Notify(ctx, k, res, err)
 	}
 	return res, err
 }

@@ -305,3 +305,55 @@ func ruleGrants(t *testing.T, m *metrics.Metrics, tenant, rule, result string) f
 	}
 	return -1
 }
+
+// notifierFunc is a Notifier made of a function.
+type notifierFunc func(ctx context.Context, k Key, res Result, err error)
+
+func (f notifierFunc) Notify(ctx context.Context, k Key, res Result, err error) { f(ctx, k, res, err) }
+
+// TestNotifierFollowsTheOutcome: the notifier hears of every cycle with the
+// outcome the runner settled on (a panic is failed, a held lock locked),
+// after the job ended.
+func TestNotifierFollowsTheOutcome(t *testing.T) {
+	reg := NewRegistry()
+	jobs := map[string]Func{
+		"attention": func(context.Context) (Result, error) {
+			return Result{Outcome: store.OutcomeAttention, Cause: "2 rows rejected", Counts: map[string]int{"rejected": 2}}, nil
+		},
+		"panics": func(context.Context) (Result, error) { panic("boom") },
+		"locked": func(context.Context) (Result, error) { return Result{}, fmt.Errorf("lock: %w", store.ErrLocked) },
+		"errors": func(context.Context) (Result, error) {
+			return Result{Outcome: store.OutcomeOK}, errors.New("source down")
+		},
+	}
+	for tenant, fn := range jobs {
+		if err := reg.Register(store.JobPeople, tenant, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	heard := map[string]store.RunOutcome{}
+	var causes []string
+	r, err := New(Options{Registry: reg, Recorder: openStore(t), Notifier: notifierFunc(func(_ context.Context, k Key, res Result, err error) {
+		heard[k.Tenant] = res.Outcome
+		causes = append(causes, res.Cause)
+		if k.Tenant == "errors" && err == nil {
+			t.Error("the job's error did not reach the notifier")
+		}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tenant := range jobs {
+		_, _ = r.RunOnce(t.Context(), Key{store.JobPeople, tenant})
+	}
+	want := map[string]store.RunOutcome{"attention": store.OutcomeAttention, "panics": store.OutcomeFailed,
+		"locked": store.OutcomeLocked, "errors": store.OutcomeFailed}
+	for tenant, o := range want {
+		if heard[tenant] != o {
+			t.Errorf("notifier heard %s: %q, want %q", tenant, heard[tenant], o)
+		}
+	}
+	if !strings.Contains(strings.Join(causes, "|"), "2 rows rejected") {
+		t.Errorf("the job's cause did not reach the notifier: %q", causes)
+	}
+}

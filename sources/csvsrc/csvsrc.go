@@ -175,7 +175,9 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	return sources.Run(ctx, v, recs, h)
+	st, err := sources.Run(ctx, v, recs, h)
+	st.Corrections = recs.corrections
+	return st, err
 }
 
 // records reads the records of a file; it is the file's sources.Reader.
@@ -191,6 +193,8 @@ type records struct {
 	// get them replaced in Fill, as the decoder of the other encodings
 	// does for the whole text.
 	watch *utf8Watch
+	// corrections says the header has sources.CorrectionsColumn.
+	corrections bool
 }
 
 // scratch is what a batch keeps for records between uses.
@@ -229,6 +233,7 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
 	}
+	rc.corrections = len(byHeader[sources.NormalizeHeader(sources.CorrectionsColumn)]) > 0
 	var missing, twice []string
 	for f := range sources.NumFields {
 		col := m.Columns[f.String()]

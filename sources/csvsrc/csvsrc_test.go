@@ -313,6 +313,8 @@ func TestConfiguredFormat(t *testing.T) {
 		{"windows-1252 configured", []byte("Employee ID,Work Email,First Name,Last Name\n1,a@example.com,Ren\xe9,B\n"), "windows-1252", "", "René"},
 		{"utf-8 configured with BOM", []byte("\xef\xbb\xbfEmployee ID,Work Email,First Name,Last Name\n1,a@example.com,Ané,B\n"), "UTF-8", "", "Ané"},
 		{"utf-16le configured without BOM", utf16le("Employee ID\tWork Email\tFirst Name\tLast Name\n1\ta@example.com\tÅsa\tB\n"), "utf-16le", "", "Åsa"},
+		{"windows-1252 configured, a UTF-8 BOM wins (a rejects report saved again)", []byte("\xef\xbb\xbfEmployee ID,Work Email,First Name,Last Name\n1,a@example.com,René,B\n"), "windows-1252", "", "René"},
+		{"utf-16le configured, a UTF-8 BOM wins", []byte("\xef\xbb\xbfEmployee ID;Work Email;First Name;Last Name\n1;a@example.com;Åsa;B\n"), "utf-16le", ";", "Åsa"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

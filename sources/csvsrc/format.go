@@ -28,8 +28,9 @@ type Format struct {
 const peekSize = 64 << 10
 
 // Detect works out the format of r from opts: a configured encoding or
-// delimiter is taken as is, "auto" and "" are detected. r is left at an
-// unspecified offset.
+// delimiter is taken as is, "auto" and "" are detected; a file that starts
+// with a UTF-8 byte order mark is UTF-8 whatever the configured encoding.
+// r is left at an unspecified offset.
 func Detect(r io.ReadSeeker, opts sources.CSVOptions) (Format, error) {
 	enc, ok := opts.EncodingName()
 	if !ok {
@@ -42,14 +43,20 @@ func Detect(r io.ReadSeeker, opts sources.CSVOptions) (Format, error) {
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return Format{}, fmt.Errorf("rewind: %w", err)
 	}
-	if enc == sources.EncodingAuto {
+	switch {
+	case enc == sources.EncodingAuto:
 		var err error
 		if enc, err = detectEncoding(r); err != nil {
 			return Format{}, err
 		}
-		if _, err := r.Seek(0, io.SeekStart); err != nil {
-			return Format{}, fmt.Errorf("rewind: %w", err)
-		}
+	case enc != sources.EncodingUTF8 && hasUTF8BOM(r):
+		// A configured encoding yields to a UTF-8 byte order mark: such a
+		// file is Excel's "CSV UTF-8" (a rejects report fixed and saved
+		// again), never Windows-1252 text starting with "ï»¿" nor UTF-16.
+		enc = sources.EncodingUTF8
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return Format{}, fmt.Errorf("rewind: %w", err)
 	}
 	f := Format{Encoding: enc, Delimiter: delim}
 	if delim == 0 {
@@ -275,4 +282,14 @@ scan:
 		return ';'
 	}
 	return ','
+}
+
+// hasUTF8BOM tells whether r starts with the UTF-8 byte order mark.
+func hasUTF8BOM(r io.ReadSeeker) bool {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return false
+	}
+	head := make([]byte, len(utf8BOM))
+	n, _ := io.ReadFull(r, head)
+	return string(head[:n]) == utf8BOM
 }

@@ -10,10 +10,10 @@
 //     the SHA-256 of its content.
 //  2. The caller asks its store whether that hash was seen, reads and
 //     processes the file, and commits the outcome.
-//  3. Only then does the caller call Archive, which writes the report
-//     (mode 0600: it holds personal data) into processed/ or failed/ and
-//     moves the file beside it, never overwriting an earlier file of the
-//     same name.
+//  3. Only then does the caller call Archive, which writes the reports
+//     (mode ReportMode: reports.mode, 0640 by default, so that an HR group
+//     can read them) into processed/ or failed/ and moves the file beside
+//     them, never overwriting an earlier file of the same name.
 //
 // A crash before step 3 leaves the file in place; the next run finds its
 // hash already committed and only archives it.
@@ -28,13 +28,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -406,12 +406,14 @@ func (f *Folder) current(ctx context.Context, file File) error {
 	return nil
 }
 
-// Archive moves a file Ready returned into processed/ or failed/ with its
-// report beside it as "<name>.report.json" (JSON, mode 0600), and removes
-// its marker. Call it only once the outcome is committed. If a file or
-// report of that name is already archived, the new one gets a suffix with
-// the time and the start of its hash ("export.20250601T120000Z-1a2b3c4d.csv");
-// nothing is overwritten. It returns the archived file's path.
+// Archive moves a file Ready returned into processed/ or failed/ with the
+// reports render makes beside it ("<name>.report.json", ...; mode
+// ReportMode, default 0600), and removes its marker. Call it only once the
+// outcome is committed. If a file or report of that name is already
+// archived, the new one gets a suffix with the time and the start of its
+// hash ("export.20250601T120000Z-1a2b3c4d.csv"); nothing is overwritten.
+// render is given the place the file is about to take, relative to the
+// folder. It returns the archived file's path.
 //
 // A file that is no longer the version read (its size, modification time
 // or content changed: a row appended while the run was in flight) is not
@@ -419,7 +421,7 @@ func (f *Folder) current(ctx context.Context, file File) error {
 // file stays in place for the next run, which reads it whole again (a new
 // hash). A file gone from the folder returns an error wrapping
 // fs.ErrNotExist.
-func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, report any) (string, error) {
+func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, render sources.RenderReports) (string, error) {
 	if outcome != Processed && outcome != Failed {
 		return "", fmt.Errorf("archive %s: unknown outcome %q", file.Display(), outcome)
 	}
@@ -429,29 +431,29 @@ func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, report
 	if err := f.current(ctx, file); err != nil {
 		return "", err
 	}
-	body, err := json.MarshalIndent(report, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("encode report of %s: %w", file.Display(), err)
-	}
 	dir := filepath.Join(f.opts.Dir, string(outcome))
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, f.dirMode()); err != nil {
 		return "", fmt.Errorf("create %s folder: %w", outcome, err)
 	}
 	for attempt := 0; ; attempt++ {
 		dest := filepath.Join(dir, f.archiveName(file, attempt))
-		if exists(dest) || exists(dest+ReportSuffix) {
+		reports, err := render(f.DisplayRel(dest))
+		if err != nil {
+			return "", fmt.Errorf("render the reports of %s: %w", file.Display(), err)
+		}
+		if exists(dest) || slices.ContainsFunc(reports, func(r sources.ReportFile) bool { return exists(dest + r.Suffix) }) {
 			continue
 		}
-		err := writeNew(dest+ReportSuffix, append(body, '\n'))
+		written, err := f.writeReports(dest, reports)
 		if errors.Is(err, fs.ErrExist) {
 			continue // taken meanwhile
 		}
 		if err != nil {
-			return "", fmt.Errorf("write report of %s: %w", file.Display(), err)
+			return "", fmt.Errorf("write reports of %s: %w", file.Display(), err)
 		}
 		err = moveNew(file.Path, dest)
 		if err != nil {
-			_ = os.Remove(dest + ReportSuffix) // ours: written just above
+			removeAll(written) // ours: written just above
 		}
 		switch {
 		case errors.Is(err, fs.ErrExist):
@@ -461,7 +463,7 @@ func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, report
 		case err != nil:
 			return "", fmt.Errorf("archive %s: %w", file.Display(), err)
 		}
-		if err := f.keptStill(dest, file); err != nil {
+		if err := f.keptStill(dest, file, written); err != nil {
 			return "", err
 		}
 		if err := os.Remove(file.Path + MarkerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -473,12 +475,49 @@ func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, report
 	}
 }
 
+// writeReports writes each report beside dest, never over a file, and
+// returns the paths written; on an error it removes them.
+func (f *Folder) writeReports(dest string, reports []sources.ReportFile) ([]string, error) {
+	written := make([]string, 0, len(reports))
+	for _, r := range reports {
+		path := dest + r.Suffix
+		if err := writeNew(path, r.Body, f.reportMode()); err != nil {
+			removeAll(written)
+			return nil, err
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
+// reportMode is the mode of the reports (DropFolderOptions.ReportFileMode).
+func (f *Folder) reportMode() fs.FileMode { return f.opts.ReportFileMode() }
+
+// dirMode is the mode of processed/ and failed/: the owner's, and the
+// group's and others' search and read where the reports may be read by them.
+func (f *Folder) dirMode() fs.FileMode {
+	m := f.reportMode() | 0o700
+	if m&0o040 != 0 {
+		m |= 0o010
+	}
+	if m&0o004 != 0 {
+		m |= 0o001
+	}
+	return m &^ 0o022
+}
+
+func removeAll(paths []string) {
+	for _, p := range paths {
+		_ = os.Remove(p)
+	}
+}
+
 // keptStill checks the file Archive just moved to dest: a writer that still
 // had it open may have appended to it between the check and the move. Then
 // it goes back into the drop folder (under a new name if its own was taken
 // meanwhile), its report is removed, and the error wraps
 // sources.ErrChanged.
-func (f *Folder) keptStill(dest string, file File) error {
+func (f *Folder) keptStill(dest string, file File, reports []string) error {
 	st, err := os.Lstat(dest)
 	if err != nil {
 		return fmt.Errorf("stat archived %s: %w", file.Display(), errors.Unwrap(err))
@@ -486,7 +525,7 @@ func (f *Folder) keptStill(dest string, file File) error {
 	if sameVersion(st, file) {
 		return nil
 	}
-	_ = os.Remove(dest + ReportSuffix)
+	removeAll(reports)
 	for attempt := 0; ; attempt++ {
 		back := filepath.Join(f.opts.Dir, f.archiveName(file, attempt))
 		err := moveNew(dest, back)
@@ -511,15 +550,19 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// writeNew writes data to a new file at path with mode 0600, failing with
-// fs.ErrExist if path exists. The data is complete on disk before the name
-// appears.
-func writeNew(path string, data []byte) error {
+// writeNew writes data to a new file at path with the given mode, failing
+// with fs.ErrExist if path exists. The data is complete on disk before the
+// name appears.
+func writeNew(path string, data []byte, mode fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.tmp") // 0600
 	if err != nil {
 		return fmt.Errorf("create temporary file: %w", err)
 	}
 	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after a successful link
+	if err := tmp.Chmod(mode); err != nil {
+		_ = tmp.Close()
+		return fmt.Errorf("set mode: %w", err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("write: %w", err)

@@ -164,7 +164,7 @@ func TestReadyDoneMarker(t *testing.T) {
 		t.Fatalf("ready = %q, want only the file with a marker", names(got))
 	}
 	t.Run("archive removes the marker", func(t *testing.T) {
-		if _, err := f.Archive(context.Background(), got[0], Processed, map[string]int{"rows": 1}); err != nil {
+		if _, err := f.Archive(context.Background(), got[0], Processed, jsonReport(map[string]int{"rows": 1})); err != nil {
 			t.Fatal(err)
 		}
 		if exists(filepath.Join(dir, "with.csv.done")) {
@@ -193,7 +193,7 @@ func TestArchive(t *testing.T) {
 
 	first := readyOne(t, "first")
 	t.Run("moves the file and writes the report with mode 0600", func(t *testing.T) {
-		dest, err := f.Archive(context.Background(), first, Processed, report{Rows: 3})
+		dest, err := f.Archive(context.Background(), first, Processed, jsonReport(report{Rows: 3}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestArchive(t *testing.T) {
 	})
 	t.Run("a name clash gets a suffix and overwrites nothing", func(t *testing.T) {
 		second := readyOne(t, "second")
-		dest, err := f.Archive(context.Background(), second, Processed, report{Rows: 1})
+		dest, err := f.Archive(context.Background(), second, Processed, jsonReport(report{Rows: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +236,7 @@ func TestArchive(t *testing.T) {
 			t.Errorf("second archive = %q", b)
 		}
 		third := readyOne(t, "second") // same content, same second
-		dest3, err := f.Archive(context.Background(), third, Processed, report{})
+		dest3, err := f.Archive(context.Background(), third, Processed, jsonReport(report{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestArchive(t *testing.T) {
 	})
 	t.Run("failed files go to failed/", func(t *testing.T) {
 		bad := readyOne(t, "bad")
-		dest, err := f.Archive(context.Background(), bad, Failed, map[string]string{"error": "missing column"})
+		dest, err := f.Archive(context.Background(), bad, Failed, jsonReport(map[string]string{"error": "missing column"}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -265,6 +265,53 @@ func TestArchive(t *testing.T) {
 			t.Error("want an error")
 		}
 	})
+}
+
+// jsonReport renders v as the one JSON report of an archive.
+func jsonReport(v any) sources.RenderReports {
+	return func(string) ([]sources.ReportFile, error) {
+		b, err := json.Marshal(v)
+		return []sources.ReportFile{{Suffix: ReportSuffix, Body: b}}, err
+	}
+}
+
+func TestArchiveReportMode(t *testing.T) {
+	dir := t.TempDir()
+	f := newFolder(t, sources.DropFolderOptions{Dir: dir, ReportMode: 0o640})
+	f.wait = func(context.Context, time.Duration) error { return nil }
+	write(t, filepath.Join(dir, "people.csv"), "a")
+	got, err := f.Ready(context.Background())
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Ready = %v, %v", names(got), err)
+	}
+	var seen []string
+	render := func(archivedAs string) ([]sources.ReportFile, error) {
+		seen = append(seen, archivedAs)
+		return []sources.ReportFile{{Suffix: ".report.html", Body: []byte("<p>")}, {Suffix: ReportSuffix, Body: []byte("{}")}}, nil
+	}
+	dest, err := f.Archive(context.Background(), got[0], Failed, render)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(seen, []string{"failed/people.csv"}) {
+		t.Errorf("render was given %q, want the place the export takes", seen)
+	}
+	for _, suffix := range []string{".report.html", ReportSuffix} {
+		st, err := os.Stat(dest + suffix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o640 {
+			t.Errorf("%s mode = %v, want 0640", suffix, st.Mode().Perm())
+		}
+	}
+	st, err := os.Stat(filepath.Dir(dest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o750 {
+		t.Errorf("failed/ mode = %v, want 0750 (the group may search it to read the reports)", st.Mode().Perm())
+	}
 }
 
 func TestNewValidates(t *testing.T) {

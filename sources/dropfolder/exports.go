@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"hrsync/sources"
@@ -132,13 +130,13 @@ func countArchived(dir string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list %s: %w", filepath.Base(dir), err)
 	}
-	n := 0
+	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasSuffix(e.Name(), ReportSuffix) {
-			n++
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
 		}
 	}
-	return n, nil
+	return sources.CountExports(names), nil
 }
 
 func fileSHA256(path string) (string, error) {
@@ -174,14 +172,14 @@ func (f *Folder) Export(ctx context.Context, file File, opts sources.CSVOptions)
 			return fh, err
 		},
 		check: func(fh *os.File) error { return f.Unchanged(fh, file) },
-		archive: func(processed bool, report []byte) (string, error) {
+		archive: func(processed bool, render sources.RenderReports) (string, error) {
 			outcome := Failed
 			if processed {
 				outcome = Processed
 			}
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			dest, err := f.Archive(actx, file, outcome, json.RawMessage(report))
+			dest, err := f.Archive(actx, file, outcome, render)
 			if err != nil {
 				return "", err
 			}
@@ -232,7 +230,7 @@ type fileExport struct {
 	// whether the file is still the version opened (sources.ErrChanged if not).
 	open    func() (*os.File, error)
 	check   func(fh *os.File) error
-	archive func(processed bool, report []byte) (string, error)
+	archive func(processed bool, render sources.RenderReports) (string, error)
 }
 
 func (f *fileExport) Name() string   { return f.name }
@@ -254,11 +252,22 @@ func (f *fileExport) Read(ctx context.Context, h sources.Handler) (sources.Stats
 	return st, f.check(fh)
 }
 
-// Archive moves the file (see Folder.Export); a file given on the command
-// line is never archived.
-func (f *fileExport) Archive(processed bool, report []byte) (string, error) {
+// Archive moves the file with its reports (see Folder.Export); a file
+// given on the command line is never archived.
+func (f *fileExport) Archive(processed bool, render sources.RenderReports) (string, error) {
 	if f.archive == nil {
 		return "", nil
 	}
-	return f.archive(processed, report)
+	return f.archive(processed, render)
+}
+
+// Rows reads back the records of the file that start on the given lines,
+// for the rejects report (people.RowReader).
+func (f *fileExport) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error) {
+	fh, err := f.open()
+	if err != nil {
+		return csvsrc.Records{}, err
+	}
+	defer fh.Close() //nolint:errcheck // read only
+	return csvsrc.Rows(ctx, f.name, fh, f.opts, lines)
 }

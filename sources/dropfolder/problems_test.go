@@ -105,7 +105,7 @@ func TestReadyProblems(t *testing.T) {
 	}
 	t.Run("each goes to failed/ with its report", func(t *testing.T) {
 		for name := range want {
-			dest, err := f.Archive(t.Context(), files[name], Failed, map[string]string{"error": files[name].Problem.Error()})
+			dest, err := f.Archive(t.Context(), files[name], Failed, jsonReport(map[string]string{"error": files[name].Problem.Error()}))
 			if err != nil {
 				t.Fatalf("Archive %s: %v", name, err)
 			}
@@ -183,7 +183,7 @@ func TestArchiveChanged(t *testing.T) {
 				t.Fatalf("Ready = %v", names(files))
 			}
 			tc.change(t, path)
-			_, err := f.Archive(t.Context(), files[0], Processed, map[string]string{})
+			_, err := f.Archive(t.Context(), files[0], Processed, jsonReport(map[string]string{}))
 			if !errors.Is(err, sources.ErrChanged) {
 				t.Fatalf("Archive = %v, want ErrChanged", err)
 			}
@@ -211,7 +211,7 @@ func TestArchiveChanged(t *testing.T) {
 		if err := os.Remove(path); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.Archive(t.Context(), files[0], Processed, map[string]string{}); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := f.Archive(t.Context(), files[0], Processed, jsonReport(map[string]string{})); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("Archive = %v, want ErrNotExist", err)
 		}
 		if got := namesIn(t, filepath.Join(dir, ProcessedDir)); len(got) != 0 {
@@ -245,7 +245,7 @@ func TestKeptStill(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = fh.Close()
-	if err := f.keptStill(dest, files[0]); !errors.Is(err, sources.ErrChanged) {
+	if err := f.keptStill(dest, files[0], []string{dest + ReportSuffix}); !errors.Is(err, sources.ErrChanged) {
 		t.Fatalf("keptStill = %v, want ErrChanged", err)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "externalId\nP1\nP2\n" {
@@ -334,7 +334,7 @@ func TestDisplayRelRoundTrip(t *testing.T) {
 	write(t, filepath.Join(dir, name), "externalId\nP1\n")
 	f := newFolder(t, sources.DropFolderOptions{Dir: dir})
 	files := readyNow(t, f)
-	dest, err := f.Archive(t.Context(), files[0], Failed, map[string]string{})
+	dest, err := f.Archive(t.Context(), files[0], Failed, jsonReport(map[string]string{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func failedFolder(t *testing.T, opts sources.DropFolderOptions) (*Folder, string
 	if err != nil || len(ready) != 1 {
 		t.Fatalf("Ready = %v, %v", names(ready), err)
 	}
-	if _, err := f.Archive(context.Background(), ready[0], Failed, map[string]string{"outcome": "safeguard"}); err != nil {
+	if _, err := f.Archive(context.Background(), ready[0], Failed, jsonReport(map[string]string{"outcome": "safeguard"})); err != nil {
 		t.Fatal(err)
 	}
 	return f, dir
@@ -153,7 +153,7 @@ func TestRestore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dest, err := f.Archive(context.Background(), got, Failed, map[string]string{"outcome": "failed"})
+		dest, err := f.Archive(context.Background(), got, Failed, jsonReport(map[string]string{"outcome": "failed"}))
 		if err != nil {
 			t.Fatal(err)
 		}

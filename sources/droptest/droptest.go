@@ -1,7 +1,7 @@
 // Package droptest checks that a drop-folder backend (local, SFTP, S3) keeps the
 // protocol of sources.DropFolder, against a real server the backend's tests
 // start: exports are found with their hash, read once, archived with their
-// report only when unchanged, never overwriting an archived file; markers,
+// reports (JSON, HTML, rejects CSV) only when unchanged, never overwriting an archived file; markers,
 // empty files, a replaced file and a server restarted between the read and
 // the archive behave as the protocol says.
 package droptest
@@ -66,7 +66,7 @@ func sum(b []byte) string {
 
 // Run runs the suite.
 func Run(t *testing.T, h Harness) {
-	t.Run("ready, read once, archived with its report", func(t *testing.T) { readAndArchive(t, h) })
+	t.Run("ready, read once, archived with its reports", func(t *testing.T) { readAndArchive(t, h) })
 	t.Run("a taken name is never overwritten", func(t *testing.T) { nameTaken(t, h) })
 	t.Run("done marker", func(t *testing.T) { doneMarker(t, h) })
 	t.Run("empty file goes to failed", func(t *testing.T) { emptyFile(t, h) })
@@ -112,6 +112,11 @@ func readAndArchive(t *testing.T, h Harness) {
 		t.Fatalf("Ready: %d exports %v, want employees.csv alone", len(got), names(got))
 	}
 	x := got[0]
+	var renderedFor []string
+	render := func(archivedAs string) ([]sources.ReportFile, error) {
+		renderedFor = append(renderedFor, archivedAs)
+		return Reports(`{"outcome":"ok"}`)(archivedAs)
+	}
 	if x.SHA256() != sum(content) || x.Size() != int64(len(content)) {
 		t.Errorf("hash %.12s size %d, want %.12s %d", x.SHA256(), x.Size(), sum(content), len(content))
 	}
@@ -122,7 +127,7 @@ func readAndArchive(t *testing.T, h Harness) {
 	if len(r.People) != 3 || r.People[0].ExternalID != "E0001" || len(r.Rejections) != 0 {
 		t.Fatalf("Read: %d people %d rejections, want 3 and 0", len(r.People), len(r.Rejections))
 	}
-	where, err := x.Archive(true, []byte(`{"outcome":"ok"}`))
+	where, err := x.Archive(true, render)
 	if err != nil || where != "processed/employees.csv" {
 		t.Fatalf("Archive: %q %v, want processed/employees.csv", where, err)
 	}
@@ -132,6 +137,17 @@ func readAndArchive(t *testing.T, h Harness) {
 	var report struct{ Outcome string }
 	if b, ok := h.Get(t, "processed/employees.csv.report.json"); !ok || json.Unmarshal(b, &report) != nil || report.Outcome != "ok" {
 		t.Errorf("report: %q %v, want the JSON report given", b, ok)
+	}
+	if len(renderedFor) != 1 || renderedFor[0] != "processed/employees.csv" {
+		t.Errorf("the reports were rendered for %q, want processed/employees.csv once", renderedFor)
+	}
+	for suffix, want := range map[string]string{
+		sources.HTMLReportSuffix: "<p>processed/employees.csv</p>",
+		sources.RejectsSuffix:    "hrsync line,id\n2,E0002\n",
+	} {
+		if b, ok := h.Get(t, "processed/employees.csv"+suffix); !ok || string(b) != want {
+			t.Errorf("processed/employees.csv%s: %q %v, want %q", suffix, b, ok, want)
+		}
 	}
 	if _, ok := h.Get(t, "employees.csv"); ok {
 		t.Errorf("employees.csv is still in the folder after Archive")
@@ -161,7 +177,7 @@ func nameTaken(t *testing.T, h Harness) {
 	if len(got) != 1 {
 		t.Fatalf("Ready: %v", names(got))
 	}
-	where, err := got[0].Archive(true, []byte(`{}`))
+	where, err := got[0].Archive(true, JSONReport(`{}`))
 	if err != nil {
 		t.Fatalf("Archive: %v", err)
 	}
@@ -191,7 +207,7 @@ func doneMarker(t *testing.T, h Harness) {
 	if len(got) != 1 || got[0].Name() != "b.csv" {
 		t.Fatalf("Ready: %v, want b.csv alone (a.csv has no marker)", names(got))
 	}
-	if _, err := got[0].Archive(false, []byte(`{}`)); err != nil {
+	if _, err := got[0].Archive(false, JSONReport(`{}`)); err != nil {
 		t.Fatalf("Archive: %v", err)
 	}
 	if _, ok := h.Get(t, "b.csv.done"); ok {
@@ -213,7 +229,7 @@ func emptyFile(t *testing.T, h Harness) {
 	if !errors.Is(err, sources.ErrUnusable) || !strings.Contains(err.Error(), "empty") {
 		t.Fatalf("Read: %v, want an unusable, empty export", err)
 	}
-	if where, err := got[0].Archive(false, []byte(`{}`)); err != nil || where != "failed/empty.csv" {
+	if where, err := got[0].Archive(false, JSONReport(`{}`)); err != nil || where != "failed/empty.csv" {
 		t.Fatalf("Archive: %q %v", where, err)
 	}
 }
@@ -233,7 +249,7 @@ func replacedAfterRead(t *testing.T, h Harness) {
 	}
 	replaced := Export(5, 2) // the same size: only the content tells
 	h.Put(t, "employees.csv", replaced)
-	_, err := x.Archive(true, []byte(`{}`))
+	_, err := x.Archive(true, Reports(`{}`))
 	if !errors.Is(err, sources.ErrChanged) {
 		t.Fatalf("Archive of a replaced export: %v, want ErrChanged", err)
 	}
@@ -243,8 +259,10 @@ func replacedAfterRead(t *testing.T, h Harness) {
 	if _, ok := h.Get(t, "processed/employees.csv"); ok {
 		t.Errorf("a changed export was archived")
 	}
-	if _, ok := h.Get(t, "processed/employees.csv"+sources.ReportSuffix); ok {
-		t.Errorf("a report was left for an export not archived")
+	for _, suffix := range []string{sources.ReportSuffix, sources.HTMLReportSuffix} {
+		if _, ok := h.Get(t, "processed/employees.csv"+suffix); ok {
+			t.Errorf("a report (%s) was left for an export not archived", suffix)
+		}
 	}
 }
 
@@ -254,10 +272,10 @@ func restartBeforeArchive(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	h.Restart(t)
-	if where, err := x.Archive(true, []byte(`{}`)); err != nil || where != "processed/employees.csv" {
+	if where, err := x.Archive(true, JSONReport(`{}`)); err != nil || where != "processed/employees.csv" {
 		t.Fatalf("Archive after a restart: %q %v", where, err)
 	}
-	if _, err := x.Archive(true, []byte(`{}`)); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := x.Archive(true, JSONReport(`{}`)); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("a second Archive: %v, want not found", err)
 	}
 }
@@ -265,11 +283,14 @@ func restartBeforeArchive(t *testing.T, h Harness) {
 func count(t *testing.T, h Harness) {
 	folder := h.Open(t, stable(), CSV())
 	for _, name := range []string{"a.csv", "b.csv", "notes.txt", "c.csv.part",
-		"processed/x.csv", "processed/x.csv.report.json", "failed/y.csv", "failed/y.csv.report.json", "failed/z.csv"} {
+		"processed/x.csv", "processed/x.csv.report.json", "processed/x.csv.report.html", "processed/x.csv.rejects.csv",
+		"failed/y.csv", "failed/y.csv.report.json", "failed/z.csv", "failed/fixed.rejects.csv"} {
 		h.Put(t, name, Export(1, 1))
 	}
 	got, err := folder.Count(context.Background())
-	want := sources.DropCounts{Waiting: 2, Processed: 1, Failed: 2}
+	// x.csv's HTML report and rejects CSV are reports; fixed.rejects.csv,
+	// alone, is an export of corrections.
+	want := sources.DropCounts{Waiting: 2, Processed: 1, Failed: 3}
 	if err != nil || got != want {
 		t.Fatalf("Count: %+v %v, want %+v", got, err, want)
 	}
@@ -314,6 +335,26 @@ func takeBack(t *testing.T, h Harness) {
 	}
 	if err := folder.FailedExport(ctx, "failed/march.csv"); !errors.Is(err, sources.ErrNotFailedExport) || !strings.Contains(err.Error(), "no longer in failed/") {
 		t.Errorf("FailedExport after Restore: %v, want no longer in failed/", err)
+	}
+}
+
+// JSONReport renders the JSON report body alone.
+func JSONReport(body string) sources.RenderReports {
+	return func(string) ([]sources.ReportFile, error) {
+		return []sources.ReportFile{{Suffix: sources.ReportSuffix, Body: []byte(body)}}, nil
+	}
+}
+
+// Reports renders the three reports an archived export gets: the JSON
+// report body, an HTML page naming where the export was archived, and a
+// rejects CSV of one row.
+func Reports(body string) sources.RenderReports {
+	return func(archivedAs string) ([]sources.ReportFile, error) {
+		return []sources.ReportFile{
+			{Suffix: sources.ReportSuffix, Body: []byte(body)},
+			{Suffix: sources.HTMLReportSuffix, Body: []byte("<p>" + archivedAs + "</p>")},
+			{Suffix: sources.RejectsSuffix, Body: []byte("hrsync line,id\n2,E0002\n")},
+		}, nil
 	}
 }
 

@@ -43,22 +43,35 @@ func (x *export) Size() int64    { return x.entry.Size }
 // when it was found (sources.ErrChanged if not: the file was replaced),
 // and reads it as CSV.
 func (x *export) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
+	var st sources.Stats
+	err := x.withCopy(ctx, func(r io.ReadSeeker) error {
+		var err error
+		st, err = csvsrc.Read(ctx, x.Name(), r, x.folder.csv, h)
+		return err
+	})
+	return st, err
+}
+
+// withCopy downloads the export into a private temporary file (mode 0600,
+// removed afterwards), checks its hash (sources.ErrChanged when the file
+// was replaced), and gives read the copy.
+func (x *export) withCopy(ctx context.Context, read func(r io.ReadSeeker) error) error {
 	if x.problem != nil {
-		return sources.Stats{}, x.problem
+		return x.problem
 	}
 	tmp, err := os.CreateTemp("", "hrsync-export-*.csv")
 	if err != nil {
-		return sources.Stats{}, fmt.Errorf("download %s: %w", x.Name(), err)
+		return fmt.Errorf("download %s: %w", x.Name(), err)
 	}
 	defer os.Remove(tmp.Name()) //nolint:errcheck // best effort: a private temporary file
 	defer tmp.Close()           //nolint:errcheck // read only by then
 	if err := x.download(ctx, tmp); err != nil {
-		return sources.Stats{}, err
+		return err
 	}
 	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return sources.Stats{}, fmt.Errorf("read %s: %w", x.Name(), err)
+		return fmt.Errorf("read %s: %w", x.Name(), err)
 	}
-	return csvsrc.Read(ctx, x.Name(), tmp, x.folder.csv, h)
+	return read(tmp)
 }
 
 // download copies the export into w in one session, and checks its hash.
@@ -80,11 +93,12 @@ func (x *export) download(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
-// Archive moves the export into processed/ or failed/ with its report
-// beside it as "<name>.report.json", and removes its marker; see
-// sources.Export. Nothing is overwritten: a name taken gets the suffix of
+// Archive moves the export into processed/ or failed/ with the reports
+// render makes beside it (mode ReportFileMode where the server has modes),
+// and removes its marker; see sources.Export. Nothing is overwritten: a
+// name taken, by the export or one of its reports, gets the suffix of
 // sources.ArchiveName.
-func (x *export) Archive(processed bool, report []byte) (string, error) {
+func (x *export) Archive(processed bool, render sources.RenderReports) (string, error) {
 	outcome := sources.FailedDir
 	if processed {
 		outcome = sources.ProcessedDir
@@ -99,20 +113,24 @@ func (x *export) Archive(processed bool, report []byte) (string, error) {
 	if err := x.current(ctx, s); err != nil {
 		return "", err
 	}
-	body := append(append([]byte{}, report...), '\n')
 	for attempt := 0; ; attempt++ {
 		as := sources.ArchiveName(path.Base(x.name), x.sha, x.folder.now(), attempt)
 		dest := path.Join(outcome, as)
-		err := s.WriteReport(ctx, dest+sources.ReportSuffix, body)
+		archivedAs := outcome + "/" + sources.DisplayName(as)
+		reports, err := render(archivedAs)
+		if err != nil {
+			return "", fmt.Errorf("render the reports of %s: %w", x.Name(), err)
+		}
+		written, err := x.writeReports(ctx, s, dest, reports)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("write report of %s: %w", x.Name(), err)
+			return "", fmt.Errorf("write reports of %s: %w", x.Name(), err)
 		}
 		err = s.Archive(ctx, x.name, dest, x.entry)
 		if err != nil {
-			_ = s.Remove(ctx, dest+sources.ReportSuffix) // ours: written just above
+			removeAll(ctx, s, written) // ours: written just above
 		}
 		switch {
 		case errors.Is(err, fs.ErrExist):
@@ -125,10 +143,48 @@ func (x *export) Archive(processed bool, report []byte) (string, error) {
 			return "", fmt.Errorf("archive %s: %w", x.Name(), err)
 		}
 		if err := s.Remove(ctx, x.name+sources.MarkerSuffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return outcome + "/" + sources.DisplayName(as), fmt.Errorf("remove marker of %s: %w", x.Name(), err)
+			return archivedAs, fmt.Errorf("remove marker of %s: %w", x.Name(), err)
 		}
-		return outcome + "/" + sources.DisplayName(as), nil
+		return archivedAs, nil
 	}
+}
+
+// writeReports writes each report beside dest, never over a file, and
+// returns the names written; on an error (fs.ErrExist when a name is
+// taken) it removes those it wrote.
+func (x *export) writeReports(ctx context.Context, s Store, dest string, reports []sources.ReportFile) ([]string, error) {
+	mode := x.folder.opts.ReportFileMode()
+	written := make([]string, 0, len(reports))
+	for _, r := range reports {
+		name := dest + r.Suffix
+		if err := s.WriteReport(ctx, name, r.Body, mode); err != nil {
+			removeAll(ctx, s, written)
+			return nil, err
+		}
+		written = append(written, name)
+	}
+	return written, nil
+}
+
+// removeAll removes the reports Archive wrote for an export it could not
+// move; best effort: a report left behind names no archived export.
+func removeAll(ctx context.Context, s Store, names []string) {
+	for _, n := range names {
+		_ = s.Remove(ctx, n)
+	}
+}
+
+// Rows reads back the records of the export that start on the given lines,
+// for the rejects report (people.RowReader): it downloads the export again
+// and checks that it is still the content read.
+func (x *export) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error) {
+	var recs csvsrc.Records
+	err := x.withCopy(ctx, func(r io.ReadSeeker) error {
+		var err error
+		recs, err = csvsrc.Rows(ctx, x.Name(), r, x.folder.csv, lines)
+		return err
+	})
+	return recs, err
 }
 
 // current checks, before Archive moves it, that the export is still in the

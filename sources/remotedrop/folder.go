@@ -225,11 +225,11 @@ func (f *Folder) Count(ctx context.Context) (sources.DropCounts, error) {
 		if err != nil {
 			return n, fmt.Errorf("list %s/: %w", c.dir, err)
 		}
+		names := make([]string, 0, len(entries))
 		for _, e := range entries {
-			if !strings.HasSuffix(e.Name, sources.ReportSuffix) {
-				*c.count++
-			}
+			names = append(names, e.Name)
 		}
+		*c.count = sources.CountExports(names)
 	}
 	return n, nil
 }

@@ -2,7 +2,8 @@
 // over a folder that a server holds: an SFTP server, an S3-compatible
 // bucket. A backend gives it sessions with its server (Store); remotedrop
 // decides which files are complete, hashes them, reads them once, and
-// archives them to processed/ or failed/ with their reports only after
+// archives them to processed/ or failed/ with their reports (written
+// through Store.WriteReport) only after
 // their outcome is committed, never when they changed since they were read.
 //
 // Each step (listing, reading one export, archiving one export) opens its
@@ -15,6 +16,7 @@ package remotedrop
 import (
 	"context"
 	"io"
+	"io/fs"
 	"time"
 )
 
@@ -49,10 +51,10 @@ type Store interface {
 	Stat(ctx context.Context, name string) (Entry, error)
 	// Open opens a file for reading.
 	Open(ctx context.Context, name string) (io.ReadCloser, error)
-	// WriteReport writes a new file (a report, mode 0600 where the server
-	// has modes), creating its folder; an error wrapping fs.ErrExist when
-	// the name is taken.
-	WriteReport(ctx context.Context, name string, body []byte) error
+	// WriteReport writes a new file (a report) of the given mode where the
+	// server has modes (an object store has none), creating its folder; an
+	// error wrapping fs.ErrExist when the name is taken.
+	WriteReport(ctx context.Context, name string, body []byte, mode fs.FileMode) error
 	// Archive moves the file from, which must still be the version want,
 	// to the name to without overwriting anything: an error wrapping
 	// fs.ErrExist when to is taken, fs.ErrNotExist when from is gone,

@@ -181,15 +181,31 @@ func (s *store) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 
 // WriteReport puts a new object, failing if the name is taken (checked
 // first: a tenant's runs hold a lock, so no other writer of reports races).
-func (s *store) WriteReport(ctx context.Context, name string, body []byte) error {
+// S3 objects have no file mode: mode is not used; who reads the reports is
+// the bucket's policy. The content type follows the name's suffix, so that
+// a browser opens the HTML report as a page.
+func (s *store) WriteReport(ctx context.Context, name string, body []byte, _ fs.FileMode) error {
 	if _, err := s.Stat(ctx, name); err == nil {
 		return fs.ErrExist
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	_, err := s.client.PutObject(ctx, s.bucket, s.key(name), bytes.NewReader(body), int64(len(body)),
-		minio.PutObjectOptions{ContentType: "application/json"})
+		minio.PutObjectOptions{ContentType: contentType(name)})
 	return err
+}
+
+// contentType is the MIME type of a report (or marker) named name.
+func contentType(name string) string {
+	switch {
+	case strings.HasSuffix(name, sources.HTMLReportSuffix):
+		return "text/html; charset=utf-8"
+	case strings.HasSuffix(name, sources.RejectsSuffix):
+		return "text/csv; charset=utf-8"
+	case strings.HasSuffix(name, sources.ReportSuffix):
+		return "application/json"
+	}
+	return "application/octet-stream"
 }
 
 // Archive copies from to to on the condition that from still has the ETag

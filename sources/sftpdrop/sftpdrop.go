@@ -174,9 +174,10 @@ func (s *store) Open(_ context.Context, name string) (io.ReadCloser, error) {
 	return s.sftp.Open(s.path(name))
 }
 
-// WriteReport writes a new file with mode 0600, failing if the name is
-// taken (SFTP's exclusive create).
-func (s *store) WriteReport(_ context.Context, name string, body []byte) error {
+// WriteReport writes a new file of the given mode (reports.mode for a
+// report), failing if the name is taken (SFTP's exclusive create). The
+// mode is set before anything is written.
+func (s *store) WriteReport(_ context.Context, name string, body []byte, mode fs.FileMode) error {
 	p := s.path(name)
 	if err := s.sftp.MkdirAll(path.Dir(p)); err != nil {
 		return fmt.Errorf("create %s/: %w", path.Dir(name), err)
@@ -188,7 +189,7 @@ func (s *store) WriteReport(_ context.Context, name string, body []byte) error {
 		}
 		return err
 	}
-	if err := f.Chmod(0o600); err != nil {
+	if err := f.Chmod(mode.Perm()); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("chmod: %w", err)
 	}

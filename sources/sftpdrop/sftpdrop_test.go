@@ -39,12 +39,12 @@ func TestSFTPProtocol(t *testing.T) {
 	})
 }
 
-// TestSFTPReportMode: a report holds personal data: it is written with mode
-// 0600, whatever the server's umask.
+// TestSFTPReportMode: the reports are written with reports.mode (0640 here,
+// so that an HR group can read them), whatever the server's umask.
 func TestSFTPReportMode(t *testing.T) {
 	srv := testservers.StartSSHD(t)
 	dir := t.TempDir()
-	opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir), StableFor: time.Millisecond}
+	opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir), StableFor: time.Millisecond, ReportMode: 0o640}
 	folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -56,12 +56,17 @@ func TestSFTPReportMode(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("Ready: %d %v", len(got), err)
 	}
-	if _, err := got[0].Archive(true, []byte(`{}`)); err != nil {
+	if _, err := got[0].Archive(true, droptest.Reports(`{}`)); err != nil {
 		t.Fatalf("Archive: %v", err)
 	}
-	fi, err := os.Stat(filepath.Join(dir, "processed", "employees.csv"+sources.ReportSuffix))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("report: %v, mode %v, want 0600", err, fi.Mode().Perm())
+	for _, suffix := range []string{sources.ReportSuffix, sources.HTMLReportSuffix, sources.RejectsSuffix} {
+		fi, err := os.Stat(filepath.Join(dir, "processed", "employees.csv"+suffix))
+		if err != nil {
+			t.Fatalf("report %s: %v", suffix, err)
+		}
+		if fi.Mode().Perm() != 0o640 {
+			t.Errorf("report %s: mode %v, want 0640", suffix, fi.Mode().Perm())
+		}
 	}
 }
 

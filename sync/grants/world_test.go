@@ -196,9 +196,9 @@ type export struct {
 	size int64
 }
 
-func (f *export) SHA256() string                       { return f.sha }
-func (f *export) Size() int64                          { return f.size }
-func (f *export) Archive(bool, []byte) (string, error) { return f.Path, nil }
+func (f *export) SHA256() string                                      { return f.sha }
+func (f *export) Size() int64                                         { return f.size }
+func (f *export) Archive(bool, sources.RenderReports) (string, error) { return f.Path, nil }
 
 // sync runs the people sync on an export of rows, as of the clock.
 func (w *world) sync(rows []row) {

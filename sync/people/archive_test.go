@@ -20,7 +20,7 @@ type stuck struct {
 	err error
 }
 
-func (s *stuck) Archive(bool, []byte) (string, error) { return "", s.err }
+func (s *stuck) Archive(bool, sources.RenderReports) (string, error) { return "", s.err }
 
 // unusableFile is an export that can never be read (people.ErrUnusable):
 // unreadable, empty.

@@ -61,6 +61,10 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock of departures and sightings; nil means time.Now.
 	Now func() time.Time
+	// OverrideCommand, when not nil, is the command that runs an export a
+	// safeguard stopped, archived as archivedAs, once past the
+	// safeguards: the HTML report beside it shows it.
+	OverrideCommand func(archivedAs string) string
 }
 
 // Job runs the people sync of one tenant.

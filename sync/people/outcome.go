@@ -16,6 +16,9 @@ type verdict struct {
 	next    string
 }
 
+// seeReport is the next step of a run whose report says what to fix.
+const seeReport = "see the run's report"
+
 // stays is said of an export that is not archived, so the next run reads it again.
 const stays = "the export is read again by the next run"
 
@@ -54,7 +57,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	if len(parts) == 0 {
 		return verdict{outcome: store.OutcomeOK, cause: done}
 	}
-	next := "see the run's report"
+	next := seeReport
 	if res.Refused > 0 {
 		next = "see the run's report for the platform's reason; fix the refused people in the HR system: " +
 			"an export that lists them again sends them again"

@@ -79,17 +79,38 @@ type file struct {
 	sha      string
 	size     int64
 	archived []string
+	// reports are the reports of the last archive, by suffix.
+	reports map[string][]byte
 }
 
 func (f *file) SHA256() string { return f.sha }
 func (f *file) Size() int64    { return f.size }
 
-// Archive records the outcome and answers where a drop folder would have
-// put the file.
-func (f *file) Archive(processed bool, _ []byte) (string, error) {
+// Archive records the outcome and the reports, and answers where a drop
+// folder would have put the file.
+func (f *file) Archive(processed bool, render sources.RenderReports) (string, error) {
 	dir := map[bool]string{true: "processed", false: "failed"}[processed]
+	dest := dir + "/" + filepath.Base(f.Path)
+	files, err := render(dest)
+	if err != nil {
+		return "", err
+	}
+	f.reports = map[string][]byte{}
+	for _, r := range files {
+		f.reports[r.Suffix] = r.Body
+	}
 	f.archived = append(f.archived, dir)
-	return dir + "/" + filepath.Base(f.Path), nil
+	return dest, nil
+}
+
+// Rows reads the rows of the file back, for the rejects report.
+func (f *file) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, error) {
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return csvsrc.Records{}, err
+	}
+	defer fh.Close() //nolint:errcheck // read only
+	return csvsrc.Rows(ctx, f.Name(), fh, f.Options, lines)
 }
 
 func (e *env) export(name string, rows []person) *file {

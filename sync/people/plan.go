@@ -252,10 +252,11 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	plan.Create = pending
 	plan.ActiveBefore = state.active
 	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
-	if plan.Stats.Accepted > 0 {
+	if plan.Stats.Accepted > 0 && !plan.Stats.Corrections {
 		// An export with no accepted row (a header alone, every row
 		// rejected, an empty query) says nothing about who left: it never
-		// departs anyone.
+		// departs anyone; nor does a rejects report dropped again, which
+		// lists only the rows it corrects.
 		plan.Departed = state.departed()
 	}
 
@@ -415,6 +416,13 @@ func DefaultSafeguards() Safeguards {
 const SmallPopulationDepartedRatio = 0.5
 
 func (s Safeguards) check(p *Plan) []Trip {
+	if p.Stats.Corrections {
+		// A rejects report dropped again lists the rows it corrects, and
+		// departs nobody: its size and its rejected rows say nothing of
+		// the export it came from, and its own rejected rows are reported
+		// again.
+		return nil
+	}
 	var trips []Trip
 	pct := func(v float64) string { return strconv.FormatFloat(100*v, 'f', 1, 64) + "%" }
 	if p.Stats.Accepted == 0 && p.ActiveBefore > 0 {

@@ -3,7 +3,6 @@ package people
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,11 +27,11 @@ type Export interface {
 	SHA256() string
 	// Size is the file's size in bytes; 0 for a query.
 	Size() int64
-	// Archive moves a file to processed/ (ok) or failed/ with its report
-	// beside it, and returns where it put it, relative to its folder
-	// ("failed/employees.csv"). It is called only after the outcome is
-	// committed. A query has nothing to archive and returns "".
-	Archive(processed bool, report []byte) (string, error)
+	// Archive moves a file to processed/ (ok) or failed/ with the reports
+	// render makes beside it, and returns where it put it, relative to its
+	// folder ("failed/employees.csv"). It is called only after the outcome
+	// is committed. A query has nothing to archive and returns "".
+	Archive(processed bool, render sources.RenderReports) (string, error)
 }
 
 // Feed lists the exports ready to process, oldest first.
@@ -74,9 +73,15 @@ type ExportReport struct {
 	Next  string `json:"next,omitempty"`
 	// ArchivedAs is where the export was archived, relative to its drop
 	// folder ("failed/employees.csv"); empty while it stays in place and
-	// for a query. The report beside the archived file is written before
-	// the move, so it lacks this field: it is in the run's summary.
+	// for a query.
 	ArchivedAs string `json:"archivedAs,omitempty"`
+	// HeldGrants are the externalIds of the tenant's people whose grant
+	// waits for an operator when the export was archived (in the reports
+	// beside it).
+	HeldGrants []string `json:"heldExternalIds,omitempty"`
+	// Reports names the reports written beside the archived export,
+	// relative to its drop folder (in the run's summary, not beside it).
+	Reports []string `json:"reports,omitempty"`
 }
 
 // Report is what one RunOnce did.
@@ -86,8 +91,10 @@ type Report struct {
 	HeldAtStart int `json:"heldAtStart"`
 	// Exports lists each export processed, in order.
 	Exports []ExportReport `json:"exports"`
-	// HeldGrants counts the grants waiting for an operator after the run.
-	HeldGrants int `json:"heldGrants"`
+	// HeldGrants counts the grants waiting for an operator after the run,
+	// and HeldExternalIDs names their people.
+	HeldGrants      int      `json:"heldGrants"`
+	HeldExternalIDs []string `json:"heldExternalIds,omitempty"`
 	// Error is why the exports could not be listed (the drop folder or the
 	// SQL source could not be read), and Next what to do about it.
 	Error string `json:"error,omitempty"`
@@ -164,6 +171,9 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		firstErr = fmt.Errorf("count held grants: %w", err)
 	}
 	rep.HeldGrants = len(held)
+	for _, g := range held {
+		rep.HeldExternalIDs = append(rep.HeldExternalIDs, g.ExternalID)
+	}
 	if firstErr == nil {
 		firstErr = ctx.Err()
 	}
@@ -355,7 +365,8 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
 	rows := plan.Stats.Rows
 	result := store.RunResult{ID: x.er.RunID, Outcome: x.er.Outcome, Counts: x.er.Counts,
-		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows}
+		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows,
+		Corrections: plan.Stats.Corrections}
 	if v.outcome != store.OutcomeOK {
 		result.Err = errors.New(v.cause)
 	}
@@ -487,15 +498,20 @@ func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res st
 	if err := j.commit(ctx, res); err != nil {
 		return er, err
 	}
-	report, err := json.MarshalIndent(er, "", "  ")
-	if err != nil {
-		return er, fmt.Errorf("encode report: %w", err)
-	}
-	dest, err := export.Archive(processed, report)
+	// The outcome is committed: the reports are written even when the run
+	// is being stopped, within the finish timeout.
+	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
+	rs := j.gatherReports(gctx, export, er)
+	cancel()
+	dest, err := export.Archive(processed, rs.render)
 	if err != nil {
 		er = j.notArchived(ctx, er, res, err)
 	} else {
-		er.ArchivedAs = dest
+		er.ArchivedAs, er.HeldGrants = dest, rs.held
+		if dest != "" {
+			er.Reports = rs.names(dest)
+			j.recordReports(ctx, er)
+		}
 	}
 	if res.Err != nil && res.Outcome == store.OutcomeFailed {
 		return er, res.Err

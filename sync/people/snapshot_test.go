@@ -314,9 +314,9 @@ type exportFile struct {
 	size int64
 }
 
-func (f *exportFile) SHA256() string                       { return f.sha }
-func (f *exportFile) Size() int64                          { return f.size }
-func (f *exportFile) Archive(bool, []byte) (string, error) { return "", nil }
+func (f *exportFile) SHA256() string                                      { return f.sha }
+func (f *exportFile) Size() int64                                         { return f.size }
+func (f *exportFile) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
 
 func feedOf(exports ...Export) Feed {
 	return func(context.Context) ([]Export, error) { return exports, nil }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"hrsync/config"
+	"hrsync/internal/notify"
+	"hrsync/internal/runner"
+	"hrsync/model"
+	"hrsync/store"
+	"hrsync/sync/people"
+)
+
+func TestNotifyWants(t *testing.T) {
+	n := notify.New(notify.Options{})
+	for _, tenant := range []string{"problems", "always", "never"} {
+		n.Add(tenant, &notify.Webhook{URL: "http://127.0.0.1:1"})
+	}
+	c := &cycleNotifier{n: n, on: map[string]string{"problems": config.NotifyProblems, "always": config.NotifyAlways,
+		"never": config.NotifyNever, "silent": config.NotifyAlways}}
+	want := map[string]map[store.RunOutcome]bool{
+		"problems": {store.OutcomeOK: false, store.OutcomeAttention: true, store.OutcomeSafeguard: true, store.OutcomeFailed: true, store.OutcomeLocked: false},
+		"always":   {store.OutcomeOK: true, store.OutcomeAttention: true, store.OutcomeSafeguard: true, store.OutcomeFailed: true, store.OutcomeLocked: false},
+		"never":    {store.OutcomeOK: false, store.OutcomeAttention: false, store.OutcomeFailed: false},
+		"silent":   {store.OutcomeFailed: false}, // no channel
+	}
+	for tenant, outcomes := range want {
+		for o, w := range outcomes {
+			if got := c.wants(tenant, o); got != w {
+				t.Errorf("%s, %s: notified %v, want %v", tenant, o, got, w)
+			}
+		}
+	}
+}
+
+// TestNotifyEvent: a people cycle's event names its files, stops with the
+// override command, rejected rows (bounded) and held externalIds.
+func TestNotifyEvent(t *testing.T) {
+	rep := &people.Report{Tenant: "acme", HeldGrants: 1, HeldExternalIDs: []string{"P7"}, Exports: []people.ExportReport{{
+		Source: "employees.csv", Outcome: store.OutcomeSafeguard, ArchivedAs: "failed/employees.csv",
+		Reports:    []string{"failed/employees.csv.report.html"},
+		Safeguards: []people.Trip{{Name: "maxDepartedRatio", Message: "30 of 100 would depart"}},
+	}}}
+	for i := range notify.MaxRejections + 3 {
+		rep.Exports[0].Rejections = append(rep.Exports[0].Rejections, model.Rejection{Line: i + 2, Field: "email", Reason: fmt.Sprint("bad ", i)})
+	}
+	c := &cycleNotifier{configPath: "hrsync.yaml"}
+	res := runner.Result{Outcome: store.OutcomeSafeguard, Cause: "employees.csv: stopped", Next: "check it", Report: rep}
+	e := c.event(runner.Key{Job: store.JobPeople, Tenant: "acme"}, res, nil)
+	if e.Outcome != "safeguard" || e.Cause != "employees.csv: stopped" || e.Next != "check it" ||
+		len(e.Files) != 1 || e.Files[0].ArchivedAs != "failed/employees.csv" || len(e.Files[0].Reports) != 1 {
+		t.Errorf("event %+v", e)
+	}
+	if len(e.Stops) != 1 || !strings.Contains(e.Override, "--override-safeguards --file failed/employees.csv") {
+		t.Errorf("stops %q override %q", e.Stops, e.Override)
+	}
+	if len(e.Rejections) != notify.MaxRejections || e.MoreRejections != 3 || e.Held[0] != "P7" {
+		t.Errorf("%d rejections and %d more, held %v", len(e.Rejections), e.MoreRejections, e.Held)
+	}
+}
