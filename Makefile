@@ -9,9 +9,10 @@ BIN := bin/hrsync
 export HRSYNC_TEST_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 export HRSYNC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test?parseTime=true
 
-# mailpit, the real SMTP server the notification tests start, pinned and built into bin/tools
-# (`make test-tools`); point HRSYNC_TEST_MAILPIT elsewhere to use another build.
-MAILPIT_VERSION := v1.27.11
+# Servers the tests start besides PostgreSQL and MariaDB: `make test-deps` (tools/test-deps.sh) installs
+# the Debian packages they need and builds versitygw (S3) and mailpit (SMTP), pinned, into bin/tools.
+# Point these elsewhere to use other builds.
+export HRSYNC_TEST_VERSITYGW ?= $(CURDIR)/bin/tools/versitygw
 export HRSYNC_TEST_MAILPIT ?= $(CURDIR)/bin/tools/mailpit
 
 # Tools are pinned as Go tool dependencies: oapi-codegen in go.mod, golangci-lint in tools/go.mod.
@@ -19,7 +20,7 @@ GOLANGCI_LINT := $(GO) tool -modfile=tools/go.mod golangci-lint
 
 REDOCLY_CLI ?= @redocly/cli@2.77.0
 
-.PHONY: help build test test-tools test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests soak-grants
+.PHONY: help build test test-deps test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests soak-grants
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -27,12 +28,11 @@ help: ## list the targets
 build: ## build the static binary into bin/hrsync
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/hrsync
 
-test: ## run every test with the race detector (needs PostgreSQL and MariaDB on loopback, Chromium, mailpit)
-	@[ -x "$(HRSYNC_TEST_MAILPIT)" ] || $(MAKE) test-tools
+test: test-deps ## run every test with the race detector (needs PostgreSQL and MariaDB on loopback)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-tools: ## build mailpit (the notification tests' SMTP server) into bin/tools
-	GOBIN=$(CURDIR)/bin/tools $(GO) install github.com/axllent/mailpit@$(MAILPIT_VERSION)
+test-deps: ## install what the tests start: sshd, promtool, Pushgateway, Chromium (apt, as root); versitygw, mailpit
+	@bash tools/test-deps.sh
 
 test-short: ## run the tests without the race detector
 	$(GO) test -count=1 ./...
