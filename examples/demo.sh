@@ -65,10 +65,16 @@ curl -fsS -X POST "$base/_emulator/orders" -H 'Content-Type: application/json' -
   "collectionId":"20000000-0000-4000-8000-000000000002","externalId":"000101",
   "lines":[{"productId":"30000000-0000-4000-8000-000000000003","quantity":2}]}' -o /dev/null -w 'HTTP %{http_code}\n'
 
-step "hrsync run all (people, personalize, orders)"
+step "hrsync run all (people, grants, personalize, orders)"
 rc=0
 "$BIN" run all --config demo/hrsync.yaml || rc=$?
 echo "exit code $rc"
+
+step "hrsync plan grants --date 2026-07-22 (Amara Okafor's birthday)"
+"$BIN" plan grants --config demo/hrsync.yaml --date 2026-07-22
+step "hrsync run grants --date 2026-07-22 (that day's grants, once: a second run sends nothing)"
+"$BIN" run grants --config demo/hrsync.yaml --date 2026-07-22
+"$BIN" run grants --config demo/hrsync.yaml --date 2026-07-22
 
 step "hrsync status"; "$BIN" status --config demo/hrsync.yaml
 
