@@ -22,7 +22,8 @@ import (
 const pushTimeout = 15 * time.Second
 
 // newMetrics returns metrics with hrsync_build_info set and every series of
-// the jobs (allJobs), the tenants and the finished outcomes at zero.
+// the jobs (allJobs), the tenants, the finished outcomes and the tenants'
+// grant rules at zero.
 func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 	m := metrics.New()
 	known := metrics.Known{Tenants: tenantNames(tenants)}
@@ -31,6 +32,11 @@ func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 	}
 	for _, o := range store.FinishedOutcomes() {
 		known.Outcomes = append(known.Outcomes, string(o))
+	}
+	for _, t := range tenants {
+		for _, r := range t.Grants.Rules {
+			known.Rules = append(known.Rules, metrics.Rule{Job: string(store.JobGrants), Tenant: t.Name, Rule: r.Name})
+		}
 	}
 	m.Init(version, known)
 	return m

@@ -37,8 +37,18 @@ func scrape(t *testing.T, m *Metrics) string {
 func TestInitCreatesEverySeriesAtZero(t *testing.T) {
 	m := New()
 	m.Init("v9.9.9", Known{Jobs: []string{"people", "grants"}, Tenants: []string{"acme", "beta"},
-		Outcomes: []string{"ok", "attention", "locked", "safeguard", "failed"}})
+		Outcomes: []string{"ok", "attention", "locked", "safeguard", "failed"},
+		Rules:    []Rule{{Job: "grants", Tenant: "acme", Rule: "birthday"}}})
 	body := scrape(t, m)
+	for _, result := range []string{"applied", "held", "skipped"} {
+		line := `hrsync_rule_grants_total{job="grants",result="` + result + `",rule="birthday",tenant="acme"} 0`
+		if !strings.Contains(body, line+"\n") {
+			t.Errorf("no %s", line)
+		}
+	}
+	if strings.Contains(body, `hrsync_rule_grants_total{job="grants",result="applied",rule="birthday",tenant="beta"}`) {
+		t.Error("a rule of acme has series for beta")
+	}
 	for _, job := range []string{"people", "grants"} {
 		for _, tenant := range []string{"acme", "beta"} {
 			jt := `job="` + job + `",tenant="` + tenant + `"`

@@ -158,14 +158,26 @@ type Known struct {
 	// Outcomes are the outcomes a finished run may have (ok, attention,
 	// safeguard, failed, locked).
 	Outcomes []string
+	// Rules are the configured grant rules, whose
+	// hrsync_rule_grants_total series start at zero for every result.
+	Rules []Rule
 }
+
+// Rule names one configured grant rule of a job and tenant.
+type Rule struct {
+	Job, Tenant, Rule string
+}
+
+// ruleResults are the results hrsync_rule_grants_total counts.
+func ruleResults() []string { return []string{"applied", "held", "skipped"} }
 
 // Init sets hrsync_build_info for version and creates every series of the
 // known jobs, tenants and outcomes at zero: runs by outcome, the last
 // outcome, durations, runs in progress, skipped and panicked runs, people
 // created, grants applied and held, rows rejected, the collection errors
 // of each tenant, and the API's durations, retries and rate-limit waits of
-// each endpoint (api_calls_total, by status, appears with its first call).
+// each endpoint (api_calls_total, by status, appears with its first call),
+// and the per-rule grants of each configured rule.
 // The time of the last success is not created: 0 would read as a success in
 // 1970.
 func (m *Metrics) Init(version string, known Known) {
@@ -201,6 +213,11 @@ func (m *Metrics) Init(version string, known Known) {
 			m.grantsApplied.WithLabelValues(job, tenant)
 			m.grantsHeld.WithLabelValues(job, tenant)
 			m.rowsRejected.WithLabelValues(job, tenant)
+		}
+	}
+	for _, r := range known.Rules {
+		for _, result := range ruleResults() {
+			m.ruleGrants.WithLabelValues(r.Job, r.Tenant, r.Rule, result)
 		}
 	}
 }
@@ -284,13 +301,10 @@ type RuleGrants struct {
 // hrsync_rule_grants_total{job,tenant,rule,result}. The job label lets a
 // one-shot run push the series with its job's group.
 func (m *Metrics) ObserveRuleGrants(job, tenant string, rg RuleGrants) {
-	for _, r := range []struct {
-		result string
-		n      int
-	}{{"applied", rg.Applied}, {"held", rg.Held}, {"skipped", rg.Skipped}} {
-		c := m.ruleGrants.WithLabelValues(job, tenant, rg.Rule, r.result)
-		if r.n > 0 {
-			c.Add(float64(r.n))
+	for i, result := range ruleResults() {
+		c := m.ruleGrants.WithLabelValues(job, tenant, rg.Rule, result)
+		if n := [...]int{rg.Applied, rg.Held, rg.Skipped}[i]; n > 0 {
+			c.Add(float64(n))
 		}
 	}
 }
