@@ -21,10 +21,12 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"hrsync/internal/testservers"
 )
 
-// mailpitEnv names the variable that gives the mailpit binary (.ci/run and
-// the Makefile set it); by default mailpit on PATH.
+// mailpitEnv names the variable that gives the mailpit binary (the Makefile
+// sets it); by default bin/tools/mailpit (make test-deps), else PATH.
 const mailpitEnv = "HRSYNC_TEST_MAILPIT"
 
 // mailpit is a running mailpit: its SMTP port (STARTTLS required, any
@@ -52,14 +54,7 @@ func freePort(t *testing.T) int {
 // binary fails the test.
 func startMailpit(t *testing.T) *mailpit {
 	t.Helper()
-	bin := os.Getenv(mailpitEnv)
-	if bin == "" {
-		p, err := exec.LookPath("mailpit")
-		if err != nil {
-			t.Fatalf("the notification tests need mailpit: set %s, or `go install github.com/axllent/mailpit@v1.27.11` onto PATH (.ci/run does)", mailpitEnv)
-		}
-		bin = p
-	}
+	bin := testservers.Tool(t, mailpitEnv, "mailpit")
 	dir := t.TempDir()
 	m := &mailpit{smtpPort: freePort(t), caFile: filepath.Join(dir, "ca.pem")}
 	httpPort := freePort(t)

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net"
-	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -15,10 +13,9 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
-// EnvVersityGW names the variable that points at the versitygw binary;
-// .ci/run installs it (go install github.com/versity/versitygw/cmd/versitygw
-// at a pinned version) and sets it. Without it, versitygw is looked up in
-// PATH.
+// EnvVersityGW names the variable that points at the versitygw binary (the
+// Makefile sets it); without it, bin/tools/versitygw (make test-deps builds
+// it at a pinned version), else versitygw on PATH.
 const EnvVersityGW = "HRSYNC_TEST_VERSITYGW"
 
 // S3 is versitygw serving S3 over a folder (its posix backend) on a
@@ -40,16 +37,7 @@ type S3 struct {
 // and stops it when the test ends.
 func StartVersityGW(t testing.TB) *S3 {
 	t.Helper()
-	bin := os.Getenv(EnvVersityGW)
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("versitygw"); err != nil {
-			t.Fatalf("the S3 tests need versitygw: set %s to its binary (.ci/run installs it): %v", EnvVersityGW, err)
-		}
-	}
-	if _, err := os.Stat(bin); err != nil { //nolint:gosec // the test environment names the server binary
-		t.Fatalf("the S3 tests need versitygw (%s): %v", EnvVersityGW, err)
-	}
+	bin := Tool(t, EnvVersityGW, "versitygw")
 	s := &S3{Root: t.TempDir(), bin: bin, AccessKey: "hrsynctest", SecretKey: randomHex(t)}
 	s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	s.Endpoint = "http://" + s.addr
