@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +18,7 @@ import (
 	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/internal/metrics"
+	"hrsync/internal/notify"
 	"hrsync/internal/runner"
 	"hrsync/internal/shard"
 	"hrsync/store"
@@ -455,21 +455,10 @@ func attentionCount(k string) bool {
 // nonZeroCounts renders the counts that are not zero as k=v, sorted; only
 // the keys keep accepts when keep is not nil.
 func nonZeroCounts(counts map[string]int, keep func(string) bool) string {
-	keys := make([]string, 0, len(counts))
-	for k, v := range counts {
-		if v != 0 && (keep == nil || keep(k)) {
-			keys = append(keys, k)
-		}
+	if c := notify.CountsText(counts, keep); c != "" {
+		return c
 	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, counts[k]))
-	}
-	if len(parts) == 0 {
-		return "nothing to do"
-	}
-	return strings.Join(parts, " ")
+	return "nothing to do"
 }
 
 // plural renders n with the singular or plural noun.

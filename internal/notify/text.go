@@ -78,10 +78,14 @@ func Text(e Event) string {
 }
 
 // countsText renders the counts that are not zero as k=v, sorted.
-func countsText(counts map[string]int) string {
+func countsText(counts map[string]int) string { return CountsText(counts, nil) }
+
+// CountsText renders the non-zero counts that keep accepts (nil keeps
+// every one) as "key=n" pairs sorted by key; "" when none is left.
+func CountsText(counts map[string]int, keep func(string) bool) string {
 	keys := make([]string, 0, len(counts))
 	for k, v := range counts {
-		if v != 0 {
+		if v != 0 && (keep == nil || keep(k)) {
 			keys = append(keys, k)
 		}
 	}
