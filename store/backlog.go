@@ -42,7 +42,7 @@ func (s *Store) Backlog(ctx context.Context, tenant string) (Backlog, error) {
 
 // JobTenant names one job of one tenant.
 type JobTenant struct {
-	Job    Job
+	Job    model.Job
 	Tenant string
 }
 
@@ -53,7 +53,7 @@ func (s *Store) LastSuccesses(ctx context.Context) (map[JobTenant]time.Time, err
 	out := map[JobTenant]time.Time{}
 	err := queryEach(ctx, s.r, `SELECT job, tenant, MAX(finished_at) FROM runs
 		WHERE outcome IN (?, ?) AND dry_run = ? AND finished_at IS NOT NULL GROUP BY job, tenant`,
-		[]any{OutcomeOK, OutcomeAttention, false}, func(r *sql.Rows) error {
+		[]any{model.OutcomeOK, model.OutcomeAttention, false}, func(r *sql.Rows) error {
 			var (
 				k  JobTenant
 				at dbTime

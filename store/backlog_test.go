@@ -37,23 +37,23 @@ func TestLastSuccessesAndHeldGrants(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		clock := at(1, 0)
 		s := mustOpen(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Now: func() time.Time { return clock }})
-		finish := func(id string, job store.Job, tenant string, outcome store.RunOutcome, dry bool, when time.Time) {
+		finish := func(id string, job model.Job, tenant string, outcome model.RunOutcome, dry bool, when time.Time) {
 			t.Helper()
 			clock = when
 			must(t, s.StartRun(ctx(t), store.Run{ID: id, Job: job, Tenant: tenant, DryRun: dry, StartedAt: when}))
 			must(t, s.FinishRun(ctx(t), store.RunResult{ID: id, Outcome: outcome}))
 		}
-		finish("r1", store.JobPeople, "acme", store.OutcomeOK, false, at(2, 0))
-		finish("r2", store.JobPeople, "acme", store.OutcomeAttention, false, at(3, 0))
-		finish("r3", store.JobPeople, "acme", store.OutcomeFailed, false, at(4, 0))
-		finish("r4", store.JobPeople, "acme", store.OutcomeOK, true, at(5, 0)) // a dry run
-		finish("r5", store.JobOrders, "acme", store.OutcomeOK, false, at(6, 0))
-		finish("r6", store.JobPeople, "beta", store.OutcomeFailed, false, at(7, 0))
+		finish("r1", model.JobPeople, "acme", model.OutcomeOK, false, at(2, 0))
+		finish("r2", model.JobPeople, "acme", model.OutcomeAttention, false, at(3, 0))
+		finish("r3", model.JobPeople, "acme", model.OutcomeFailed, false, at(4, 0))
+		finish("r4", model.JobPeople, "acme", model.OutcomeOK, true, at(5, 0)) // a dry run
+		finish("r5", model.JobOrders, "acme", model.OutcomeOK, false, at(6, 0))
+		finish("r6", model.JobPeople, "beta", model.OutcomeFailed, false, at(7, 0))
 		got, err := s.LastSuccesses(ctx(t))
 		must(t, err)
 		want := map[store.JobTenant]time.Time{
-			{Job: store.JobPeople, Tenant: "acme"}: at(3, 0), // attention counts; failed and dry runs do not
-			{Job: store.JobOrders, Tenant: "acme"}: at(6, 0),
+			{Job: model.JobPeople, Tenant: "acme"}: at(3, 0), // attention counts; failed and dry runs do not
+			{Job: model.JobOrders, Tenant: "acme"}: at(6, 0),
 		}
 		if len(got) != len(want) {
 			t.Fatalf("last successes = %v, want %v", got, want)

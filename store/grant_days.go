@@ -137,7 +137,7 @@ func (s *Store) SaveBirthdays(ctx context.Context, tenant string, days map[strin
 // occurrence whose person had left on its day, so that a later run, after
 // the person came back, never grants it. It returns how many it recorded.
 // One transaction.
-func (s *Store) VoidOccurrences(ctx context.Context, job Job, grants []model.Grant, note string) (n int, err error) {
+func (s *Store) VoidOccurrences(ctx context.Context, job model.Job, grants []model.Grant, note string) (n int, err error) {
 	if len(grants) == 0 {
 		return 0, nil
 	}

@@ -48,7 +48,7 @@ func TestBirthdaysKeepNoYear(t *testing.T) {
 func TestRuleGrantsTotal(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *store.Store) {
 		startRun(t, s, "r1", "acme")
-		in := store.BatchIntent{RunID: "r1", Tenant: "acme", Job: store.JobGrants, IdempotencyKey: "k1", RequestSHA: "x",
+		in := store.BatchIntent{RunID: "r1", Tenant: "acme", Job: model.JobGrants, IdempotencyKey: "k1", RequestSHA: "x",
 			People: []store.PersonRow{person("e1", 1), person("e2", 2), person("e3", 3)}, StartedAt: at(2, 0)}
 		for i, id := range []string{"e1", "e2", "e3"} {
 			in.Grants = append(in.Grants, model.Grant{ExternalID: id, Reason: "birthday", Occurrence: "2025", Amount: float64(10 * (i + 1))})

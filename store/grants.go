@@ -31,9 +31,9 @@ const OpCreatePeople = "createPeople"
 type BatchIntent struct {
 	RunID  string
 	Tenant string
-	// Job is the job that makes the call (JobPeople, JobGrants): the
+	// Job is the job that makes the call (model.JobPeople, model.JobGrants): the
 	// journal entry and the grants are recorded in its scope. Required.
-	Job            Job
+	Job            model.Job
 	Operation      string // "" means OpCreatePeople
 	IdempotencyKey string // the Idempotency-Key header the call carries
 	RequestSHA     string // hex SHA-256 of the request body
@@ -43,7 +43,7 @@ type BatchIntent struct {
 	// empty until FinishBatch.
 	People []PersonRow
 	// Grants are the balances the call adds. Key, when empty, is computed
-	// with model.GrantKey; Tenant and Job, when empty, are the batch's;
+	// with model.GrantKey; Tenant and model.Job, when empty, are the batch's;
 	// State and Attempts are set by the store.
 	Grants []model.Grant
 	// StartedAt is when the intent is committed; zero means now.
@@ -76,7 +76,7 @@ type JournalEntry struct {
 	ID             int64
 	RunID          string
 	Tenant         string
-	Job            Job // the job that made the call
+	Job            model.Job // the job that made the call
 	Operation      string
 	IdempotencyKey string
 	RequestSHA     string
@@ -93,8 +93,8 @@ type JournalEntry struct {
 // GrantFilter selects grants for ListGrants. Empty fields select all.
 type GrantFilter struct {
 	Tenant     string
-	Job        Job    // the job that made the grants
-	Reason     string // the rule that made them (a grant's reason)
+	Job        model.Job // the job that made the grants
+	Reason     string    // the rule that made them (a grant's reason)
 	States     []model.GrantState
 	ExternalID string
 	Limit      int // 0 means no limit
@@ -210,7 +210,7 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 			for rows.Next() {
 				var key string
 				var st model.GrantState
-				var job Job
+				var job model.Job
 				if err := rows.Scan(&key, &st, &job); err != nil {
 					return fmt.Errorf("read grants: %w", err)
 				}

@@ -13,7 +13,7 @@ import (
 
 func startRun(t *testing.T, s *store.Store, id, tenant string) {
 	t.Helper()
-	must(t, s.StartRun(ctx(t), store.Run{ID: id, Job: store.JobPeople, Tenant: tenant, StartedAt: at(1, 0)}))
+	must(t, s.StartRun(ctx(t), store.Run{ID: id, Job: model.JobPeople, Tenant: tenant, StartedAt: at(1, 0)}))
 }
 
 func welcome(tenant, ext string, amount float64) model.Grant {
@@ -21,11 +21,11 @@ func welcome(tenant, ext string, amount float64) model.Grant {
 }
 
 // peopleScope is the scope of the people sync's grants and calls.
-var peopleScope = store.Scope{Job: store.JobPeople}
+var peopleScope = store.Scope{Job: model.JobPeople}
 
 // intent builds a batch creating people ids, each with a welcome grant of 50.
 func intent(run, tenant, key string, ids ...string) store.BatchIntent {
-	in := store.BatchIntent{RunID: run, Tenant: tenant, Job: store.JobPeople, IdempotencyKey: key, RequestSHA: "sha-" + key}
+	in := store.BatchIntent{RunID: run, Tenant: tenant, Job: model.JobPeople, IdempotencyKey: key, RequestSHA: "sha-" + key}
 	for i, id := range ids {
 		in.People = append(in.People, person(id, i))
 		in.Grants = append(in.Grants, welcome(tenant, id, 50))
@@ -248,13 +248,13 @@ func TestBatches(t *testing.T) {
 		t.Run("invalid intents are refused", func(t *testing.T) {
 			startRun(t, s, "r-bad", "bad")
 			for name, in := range map[string]store.BatchIntent{
-				"no key": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople},
+				"no key": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople},
 				"no job": {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1)}},
-				"other job": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", People: []store.PersonRow{person("a", 1)},
+				"other job": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", People: []store.PersonRow{person("a", 1)},
 					Grants: []model.Grant{{ExternalID: "a", Job: "grants", Reason: "welcome", Occurrence: "1", Amount: 1}}},
-				"other tenant": {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
-				"twice":        {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
-				"no person":    {RunID: "r-bad", Tenant: "bad", Job: store.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},
+				"other tenant": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
+				"twice":        {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
+				"no person":    {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},
 				"unknown run":  intent("no-such-run", "bad", "k", "a"),
 			} {
 				if _, err := s.BeginBatch(ctx(t), in); err == nil {

@@ -3,27 +3,28 @@ package store_test
 import (
 	"testing"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
 func TestFailInterrupted(t *testing.T) {
 	eachStore(t, func(t *testing.T, s *store.Store) {
-		must(t, s.StartRun(ctx(t), store.Run{ID: "crashed", Job: store.JobPeople, Tenant: "acme"}))
-		must(t, s.StartRun(ctx(t), store.Run{ID: "other-job", Job: store.JobOrders, Tenant: "acme"}))
-		must(t, s.StartRun(ctx(t), store.Run{ID: "other-tenant", Job: store.JobPeople, Tenant: "globex"}))
-		must(t, s.StartRun(ctx(t), store.Run{ID: "finished", Job: store.JobPeople, Tenant: "acme"}))
-		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "finished", Outcome: store.OutcomeOK}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "crashed", Job: model.JobPeople, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "other-job", Job: model.JobOrders, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "other-tenant", Job: model.JobPeople, Tenant: "globex"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "finished", Job: model.JobPeople, Tenant: "acme"}))
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "finished", Outcome: model.OutcomeOK}))
 
-		n, err := s.FailInterrupted(ctx(t), store.JobPeople, "acme")
+		n, err := s.FailInterrupted(ctx(t), model.JobPeople, "acme")
 		must(t, err)
 		if n != 1 {
 			t.Fatalf("marked %d runs, want 1", n)
 		}
 		runs, err := s.LastRuns(ctx(t), 10)
 		must(t, err)
-		want := map[string]store.RunOutcome{
-			"crashed": store.OutcomeFailed, "other-job": store.OutcomeRunning,
-			"other-tenant": store.OutcomeRunning, "finished": store.OutcomeOK,
+		want := map[string]model.RunOutcome{
+			"crashed": model.OutcomeFailed, "other-job": model.OutcomeRunning,
+			"other-tenant": model.OutcomeRunning, "finished": model.OutcomeOK,
 		}
 		for _, r := range runs {
 			if r.Outcome != want[r.ID] {
@@ -33,7 +34,7 @@ func TestFailInterrupted(t *testing.T) {
 				t.Errorf("the interrupted run has no finish time or reason: %+v", r)
 			}
 		}
-		if n, err := s.FailInterrupted(ctx(t), store.JobPeople, "acme"); err != nil || n != 0 {
+		if n, err := s.FailInterrupted(ctx(t), model.JobPeople, "acme"); err != nil || n != 0 {
 			t.Errorf("second call marked %d (%v), want 0", n, err)
 		}
 	})

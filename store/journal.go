@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 
+	"hrsync/model"
+
 	"github.com/jmoiron/sqlx"
 )
 
 // JournalFilter selects journal entries. Empty fields select all.
 type JournalFilter struct {
 	Tenant string
-	Job    Job
+	Job    model.Job
 	RunID  string
 	States []JournalState
 	Limit  int // 0 means no limit; with a limit, the newest entries are kept
@@ -41,7 +43,7 @@ const journalSelect = `SELECT id, run_id, tenant, job, operation, idempotency_ke
 
 func (r journalRow) entry() JournalEntry {
 	return JournalEntry{
-		ID: r.ID, RunID: r.RunID, Tenant: r.Tenant, Job: Job(r.Job), Operation: r.Operation, IdempotencyKey: r.IdempotencyKey,
+		ID: r.ID, RunID: r.RunID, Tenant: r.Tenant, Job: model.Job(r.Job), Operation: r.Operation, IdempotencyKey: r.IdempotencyKey,
 		RequestSHA: r.RequestSHA, ItemCount: r.ItemCount, State: JournalState(r.State),
 		HTTPStatus: int(r.HTTPStatus.Int64), ErrorCode: r.ErrorCode, ErrorMessage: r.ErrorMessage,
 		StartedAt: r.StartedAt.Time, FinishedAt: r.FinishedAt.Time, ResendOf: r.ResendOf.Int64,

@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"hrsync/model"
+
 	"github.com/gofrs/flock"
 )
 
 // TryLock takes the lock called name (for example "people/acme": one job of
 // one tenant) without waiting, so that two runs never overlap, across
-// processes and replicas. It returns ErrLocked at once when another holder
+// processes and replicas. It returns model.ErrLocked at once when another holder
 // has it. The returned release frees the lock; calling it again is a no-op.
 //
 // On PostgreSQL the lock is a session advisory lock (pg_try_advisory_lock on
@@ -60,7 +62,7 @@ func (s *Store) tryFileLock(name string) (func() error, error) {
 	}
 	if !ok {
 		_ = fl.Close()
-		return nil, fmt.Errorf("lock %s: %w", name, ErrLocked)
+		return nil, fmt.Errorf("lock %s: %w", name, model.ErrLocked)
 	}
 	var once sync.Once
 	var relErr error
@@ -93,7 +95,7 @@ func (s *Store) tryAdvisoryLock(ctx context.Context, name string) (func() error,
 	}
 	if !got {
 		_ = conn.Close()
-		return nil, fmt.Errorf("lock %s: %w", name, ErrLocked)
+		return nil, fmt.Errorf("lock %s: %w", name, model.ErrLocked)
 	}
 	var once sync.Once
 	var relErr error

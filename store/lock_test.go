@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -22,10 +23,10 @@ func TestTryLock(t *testing.T) {
 			release, err := a.TryLock(ctx(t), "people/acme")
 			must(t, err)
 			_, err = other.TryLock(ctx(t), "people/acme")
-			wantErr(t, err, store.ErrLocked)
+			wantErr(t, err, model.ErrLocked)
 			// The same store is refused too: a second run in one process.
 			_, err = a.TryLock(ctx(t), "people/acme")
-			wantErr(t, err, store.ErrLocked)
+			wantErr(t, err, model.ErrLocked)
 			must(t, release())
 		})
 		t.Run("a released lock can be taken again", func(t *testing.T) {
@@ -94,7 +95,7 @@ func TestLockHelperProcess(t *testing.T) {
 	}
 	release, err := s.TryLock(context.Background(), name)
 	switch {
-	case errors.Is(err, store.ErrLocked):
+	case errors.Is(err, model.ErrLocked):
 		fmt.Println("busy")
 	case err != nil:
 		fmt.Println("error:", err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -94,7 +95,7 @@ func TestSQLiteSettings(t *testing.T) {
 	t.Run("foreign keys are enforced", func(t *testing.T) {
 		// A grant for a person the store does not know breaks the
 		// grants -> people foreign key.
-		must(t, s.StartRun(ctx(t), store.Run{ID: "r", Job: store.JobPeople, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "r", Job: model.JobPeople, Tenant: "acme"}))
 		in := intent("r", "acme", "k", "e1")
 		in.People = nil
 		in.Grants = append(in.Grants, welcome("acme", "ghost", 1))
@@ -114,7 +115,7 @@ func TestPostgresSchema(t *testing.T) {
 			t.Fatal("schemas should differ")
 		}
 		must(t, a.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1), person("e2", 2)}))
-		must(t, a.StartRun(ctx(t), store.Run{ID: "r1", Job: store.JobPeople, Tenant: "acme"}))
+		must(t, a.StartRun(ctx(t), store.Run{ID: "r1", Job: model.JobPeople, Tenant: "acme"}))
 		active, _, err := b.CountPeople(ctx(t), "acme")
 		must(t, err)
 		if active != 0 {

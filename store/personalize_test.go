@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -163,8 +164,8 @@ func TestLastProcessedFile(t *testing.T) {
 		})
 		t.Run("the newest processed file, failed ones left out", func(t *testing.T) {
 			record := func(run, sha, name string, outcome store.SourceOutcome, when time.Time) {
-				must(t, s.StartRun(ctx(t), store.Run{ID: run, Job: store.JobPeople, Tenant: "acme"}))
-				must(t, s.FinishRun(ctx(t), store.RunResult{ID: run, Outcome: store.OutcomeOK, FinishedAt: when,
+				must(t, s.StartRun(ctx(t), store.Run{ID: run, Job: model.JobPeople, Tenant: "acme"}))
+				must(t, s.FinishRun(ctx(t), store.RunResult{ID: run, Outcome: model.OutcomeOK, FinishedAt: when,
 					SourceFile: &store.SourceFile{SHA256: sha, Name: name, Rows: 3, Outcome: outcome}}))
 			}
 			record("r1", "aa", "one.csv", store.SourceProcessed, at(1, 0))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -86,7 +87,7 @@ func TestOpenReadOnly(t *testing.T) {
 		}
 
 		rw := b.open(t) // creates and migrates the state
-		run := store.Run{ID: uuid.NewString(), Job: store.JobPeople, Tenant: "acme"}
+		run := store.Run{ID: uuid.NewString(), Job: model.JobPeople, Tenant: "acme"}
 		must(t, rw.StartRun(ctx(t), run))
 
 		t.Run("existing state reads, and refuses writes", func(t *testing.T) {
@@ -98,7 +99,7 @@ func TestOpenReadOnly(t *testing.T) {
 			if len(runs) != 1 || runs[0].ID != run.ID {
 				t.Errorf("runs = %+v", runs)
 			}
-			if err := ro.StartRun(ctx(t), store.Run{ID: uuid.NewString(), Job: store.JobPeople, Tenant: "acme"}); err == nil {
+			if err := ro.StartRun(ctx(t), store.Run{ID: uuid.NewString(), Job: model.JobPeople, Tenant: "acme"}); err == nil {
 				t.Errorf("a read-only store wrote a run")
 			}
 			if runs, err := rw.LastRuns(ctx(t), 10); err != nil || len(runs) != 1 {

@@ -13,36 +13,6 @@ import (
 	"hrsync/model"
 )
 
-// Job names a job a run performs.
-type Job string
-
-// The jobs.
-const (
-	JobPeople      Job = "people"
-	JobPersonalize Job = "personalize"
-	JobOrders      Job = "orders"
-	JobGrants      Job = "grants"
-)
-
-// RunOutcome is how a run ended.
-type RunOutcome string
-
-// The outcomes of a run.
-const (
-	OutcomeRunning   RunOutcome = "running"   // not finished (or crashed)
-	OutcomeOK        RunOutcome = "ok"        // everything done
-	OutcomeAttention RunOutcome = "attention" // done, with rejections or held grants to look at
-	OutcomeFailed    RunOutcome = "failed"    // an error stopped it
-	OutcomeSafeguard RunOutcome = "safeguard" // a safeguard stopped it before any API call
-	OutcomeLocked    RunOutcome = "locked"    // another run held the lock
-)
-
-// FinishedOutcomes lists the outcomes a finished run may have (all but
-// running), from best to worst.
-func FinishedOutcomes() []RunOutcome {
-	return []RunOutcome{OutcomeOK, OutcomeAttention, OutcomeLocked, OutcomeSafeguard, OutcomeFailed}
-}
-
 // SourceOutcome is what became of a source file.
 type SourceOutcome string
 
@@ -55,7 +25,7 @@ const (
 // Run is a run as it starts.
 type Run struct {
 	ID        string // a UUID made by the caller
-	Job       Job
+	Job       model.Job
 	Tenant    string
 	DryRun    bool
 	StartedAt time.Time // zero means now
@@ -77,7 +47,7 @@ type SourceFile struct {
 // RunResult is how a run ended, committed by FinishRun in one transaction.
 type RunResult struct {
 	ID      string
-	Outcome RunOutcome
+	Outcome model.RunOutcome
 	Counts  map[string]int
 	// Err is why the run failed or needs attention; nil when none.
 	Err        error
@@ -99,7 +69,7 @@ type RunResult struct {
 type RunRecord struct {
 	Run
 	FinishedAt time.Time // zero while running
-	Outcome    RunOutcome
+	Outcome    model.RunOutcome
 	Counts     map[string]int
 	Error      string
 	SourceRows *int
@@ -121,7 +91,7 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 	}
 	return s.inTx(ctx, "start run", func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO runs (id, job, tenant, dry_run, started_at, outcome, replica)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`), r.ID, string(r.Job), r.Tenant, r.DryRun, ts(started), OutcomeRunning, s.replica); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?)`), r.ID, string(r.Job), r.Tenant, r.DryRun, ts(started), model.OutcomeRunning, s.replica); err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
 		return nil
@@ -131,12 +101,12 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 // FailInterrupted marks the runs of job and tenant still recorded as running
 // as failed: called under the job's lock, so no such run is alive; a crash or
 // a kill ended them. It returns how many it marked.
-func (s *Store) FailInterrupted(ctx context.Context, job Job, tenant string) (n int, err error) {
+func (s *Store) FailInterrupted(ctx context.Context, job model.Job, tenant string) (n int, err error) {
 	err = s.inTx(ctx, "fail interrupted runs", func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE runs SET outcome = ?, finished_at = ?, error = ?
 			WHERE job = ? AND tenant = ? AND outcome = ?`),
-			OutcomeFailed, s.stamp(), "interrupted: the process ended before the run finished",
-			string(job), tenant, OutcomeRunning)
+			model.OutcomeFailed, s.stamp(), "interrupted: the process ended before the run finished",
+			string(job), tenant, model.OutcomeRunning)
 		if err != nil {
 			return fmt.Errorf("update runs: %w", err)
 		}
@@ -158,7 +128,7 @@ func rejectionCols() []string { return []string{"run_id", "source", "line", "fie
 // is already recorded as processed for the tenant is refused with
 // ErrFileProcessed (a failed one is replaced by the new record).
 func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
-	if res.Outcome == "" || res.Outcome == OutcomeRunning {
+	if res.Outcome == "" || res.Outcome == model.OutcomeRunning {
 		return fmt.Errorf("finish run %s: outcome required", res.ID)
 	}
 	counts := res.Counts
@@ -189,7 +159,7 @@ func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
 	}
 	return s.inTx(ctx, "finish run "+res.ID, func(tx *sqlx.Tx) error {
 		var tenant string
-		var outcome RunOutcome
+		var outcome model.RunOutcome
 		err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, outcome FROM runs WHERE id = ?"), res.ID).Scan(&tenant, &outcome)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("run: %w", ErrNotFound)
@@ -197,7 +167,7 @@ func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
 		if err != nil {
 			return fmt.Errorf("read run: %w", err)
 		}
-		if outcome != OutcomeRunning {
+		if outcome != model.OutcomeRunning {
 			return fmt.Errorf("%w: outcome %s", ErrRunState, outcome)
 		}
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE runs SET outcome = ?, finished_at = ?, counts = ?,
@@ -273,8 +243,8 @@ type runRow struct {
 
 func (r runRow) record() (RunRecord, error) {
 	rec := RunRecord{
-		Run:        Run{ID: r.ID, Job: Job(r.Job), Tenant: r.Tenant, DryRun: r.DryRun, StartedAt: r.StartedAt.Time},
-		FinishedAt: r.FinishedAt.Time, Outcome: RunOutcome(r.Outcome), Error: r.Error, Replica: r.Replica,
+		Run:        Run{ID: r.ID, Job: model.Job(r.Job), Tenant: r.Tenant, DryRun: r.DryRun, StartedAt: r.StartedAt.Time},
+		FinishedAt: r.FinishedAt.Time, Outcome: model.RunOutcome(r.Outcome), Error: r.Error, Replica: r.Replica,
 	}
 	if err := json.Unmarshal(r.Counts, &rec.Counts); err != nil {
 		return RunRecord{}, fmt.Errorf("run %s counts: %w", r.ID, err)
@@ -363,7 +333,7 @@ func (s *Store) SourceFileByHash(ctx context.Context, tenant, sha256 string) (f 
 func (s *Store) LastGoodImport(ctx context.Context, tenant string) (rows int, ok bool, err error) {
 	err = s.r.QueryRowxContext(ctx, s.r.Rebind(`SELECT source_rows FROM runs
 		WHERE tenant = ? AND source_rows IS NOT NULL AND dry_run = ? AND outcome IN (?, ?)
-		ORDER BY finished_at DESC, started_at DESC LIMIT 1`), tenant, false, OutcomeOK, OutcomeAttention).Scan(&rows)
+		ORDER BY finished_at DESC, started_at DESC LIMIT 1`), tenant, false, model.OutcomeOK, model.OutcomeAttention).Scan(&rows)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}

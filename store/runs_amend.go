@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	"hrsync/model"
+
 	"github.com/jmoiron/sqlx"
 )
 
@@ -15,8 +17,8 @@ import (
 // (it changed after it was read, or the move failed), so the run needs
 // attention after all. A run still running, or unknown, is refused
 // (ErrRunState, ErrNotFound); the rest of the record is kept.
-func (s *Store) AmendRun(ctx context.Context, id string, outcome RunOutcome, errText string) error {
-	if outcome == "" || outcome == OutcomeRunning {
+func (s *Store) AmendRun(ctx context.Context, id string, outcome model.RunOutcome, errText string) error {
+	if outcome == "" || outcome == model.OutcomeRunning {
 		return fmt.Errorf("amend run %s: a final outcome is required", id)
 	}
 	return s.inTx(ctx, "amend run "+id, func(tx *sqlx.Tx) error {
@@ -55,7 +57,7 @@ func (s *Store) SetRunReports(ctx context.Context, id string, names []string) er
 // finishedRun checks, in tx, that the run id exists and is finished
 // (ErrNotFound, ErrRunState).
 func finishedRun(ctx context.Context, tx *sqlx.Tx, id string) error {
-	var current RunOutcome
+	var current model.RunOutcome
 	err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT outcome FROM runs WHERE id = ?"), id).Scan(&current)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("run: %w", ErrNotFound)
@@ -63,7 +65,7 @@ func finishedRun(ctx context.Context, tx *sqlx.Tx, id string) error {
 	if err != nil {
 		return fmt.Errorf("read run: %w", err)
 	}
-	if current == OutcomeRunning {
+	if current == model.OutcomeRunning {
 		return fmt.Errorf("%w: still running", ErrRunState)
 	}
 	return nil

@@ -16,8 +16,8 @@ import (
 // touch a call another job has in flight: HoldInterrupted, UnknownBatches
 // and BeginResend act only within their scope.
 type Scope struct {
-	Job  Job    // required
-	Rule string // a grant's reason; "" means every rule of the job
+	Job  model.Job // required
+	Rule string    // a grant's reason; "" means every rule of the job
 }
 
 // where is the scope's condition on the grants table (columns job and

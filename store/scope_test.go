@@ -9,7 +9,7 @@ import (
 
 // scopedIntent is a call of job for people ids already in state (the
 // grants job's kind: no person rows), each with a grant of rule.
-func scopedIntent(job store.Job, run, tenant, key, rule string, ids ...string) store.BatchIntent {
+func scopedIntent(job model.Job, run, tenant, key, rule string, ids ...string) store.BatchIntent {
 	in := store.BatchIntent{RunID: run, Tenant: tenant, Job: job, IdempotencyKey: key, RequestSHA: "sha-" + key, ItemCount: len(ids)}
 	for _, id := range ids {
 		in.Grants = append(in.Grants, model.Grant{ExternalID: id, Reason: rule, Occurrence: "2026", Amount: 25})
@@ -43,30 +43,30 @@ func journalState(t *testing.T, s *store.Store, id int64) store.JournalState {
 // BeginResend act on its own scope only, and never on a call the other job
 // has in flight.
 func TestScopeKeepsJobsApart(t *testing.T) {
-	people := store.Scope{Job: store.JobPeople}
-	grants := store.Scope{Job: store.JobGrants}
-	birthday := store.Scope{Job: store.JobGrants, Rule: "birthday"}
+	people := store.Scope{Job: model.JobPeople}
+	grants := store.Scope{Job: model.JobGrants}
+	birthday := store.Scope{Job: model.JobGrants, Rule: "birthday"}
 	eachStore(t, func(t *testing.T, s *store.Store) {
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{
 			person("a", 1), person("b", 2), person("c", 3), person("d", 4), person("e", 5), person("f", 6),
 		}))
 		startRun(t, s, "p1", "acme")
-		must(t, s.StartRun(ctx(t), store.Run{ID: "g1", Job: store.JobGrants, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "g1", Job: model.JobGrants, Tenant: "acme"}))
 
 		// The people sync crashed with a call in flight (a's initial grant).
-		in := scopedIntent(store.JobPeople, "p1", "acme", "kp", "initial", "a")
+		in := scopedIntent(model.JobPeople, "p1", "acme", "kp", "initial", "a")
 		pID, err := s.BeginBatch(ctx(t), in)
 		must(t, err)
 		// The grants job: b's birthday in flight now; c's birthday and d's
 		// anniversary held (no answer); e's birthday and f's anniversary
 		// held in one call.
-		g1, err := s.BeginBatch(ctx(t), scopedIntent(store.JobGrants, "g1", "acme", "kg1", "birthday", "b"))
+		g1, err := s.BeginBatch(ctx(t), scopedIntent(model.JobGrants, "g1", "acme", "kg1", "birthday", "b"))
 		must(t, err)
-		g2, err := s.BeginBatch(ctx(t), scopedIntent(store.JobGrants, "g1", "acme", "kg2", "birthday", "c"))
+		g2, err := s.BeginBatch(ctx(t), scopedIntent(model.JobGrants, "g1", "acme", "kg2", "birthday", "c"))
 		must(t, err)
-		g3, err := s.BeginBatch(ctx(t), scopedIntent(store.JobGrants, "g1", "acme", "kg3", "anniversary", "d"))
+		g3, err := s.BeginBatch(ctx(t), scopedIntent(model.JobGrants, "g1", "acme", "kg3", "anniversary", "d"))
 		must(t, err)
-		mixed := scopedIntent(store.JobGrants, "g1", "acme", "kg4", "birthday", "e")
+		mixed := scopedIntent(model.JobGrants, "g1", "acme", "kg4", "birthday", "e")
 		mixed.Grants = append(mixed.Grants, model.Grant{ExternalID: "f", Reason: "anniversary", Occurrence: "2026", Amount: 100})
 		g4, err := s.BeginBatch(ctx(t), mixed)
 		must(t, err)
@@ -96,7 +96,7 @@ func TestScopeKeepsJobsApart(t *testing.T) {
 		t.Run("the people sync lists only its own held calls", func(t *testing.T) {
 			held, err := s.UnknownBatches(ctx(t), "acme", people)
 			must(t, err)
-			if len(held) != 1 || held[0].Journal.ID != pID || held[0].Journal.Job != store.JobPeople ||
+			if len(held) != 1 || held[0].Journal.ID != pID || held[0].Journal.Job != model.JobPeople ||
 				len(held[0].Grants) != 1 || held[0].Grants[0].ExternalID != "a" {
 				t.Fatalf("held batches %+v, want the people call of a only", held)
 			}
@@ -133,7 +133,7 @@ func TestScopeKeepsJobsApart(t *testing.T) {
 			}
 		})
 		t.Run("a rule's scope does not hold another rule's call in flight", func(t *testing.T) {
-			n, err := s.HoldInterrupted(ctx(t), "acme", store.Scope{Job: store.JobGrants, Rule: "anniversary"})
+			n, err := s.HoldInterrupted(ctx(t), "acme", store.Scope{Job: model.JobGrants, Rule: "anniversary"})
 			must(t, err)
 			if n != 0 || journalState(t, s, g1) != store.JournalSent {
 				t.Errorf("held %d grants, call in flight %s; want none held and the birthday call still sent", n, journalState(t, s, g1))
@@ -156,12 +156,12 @@ func TestScopeKeepsJobsApart(t *testing.T) {
 			}
 		})
 		t.Run("the ledger and the journal filter by job and rule", func(t *testing.T) {
-			gs, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "acme", Job: store.JobGrants, Reason: "anniversary"})
+			gs, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "acme", Job: model.JobGrants, Reason: "anniversary"})
 			must(t, err)
 			if len(gs) != 2 || gs[0].ExternalID != "d" || gs[1].ExternalID != "f" {
 				t.Errorf("anniversary grants %+v, want d and f", gs)
 			}
-			j, err := s.Journal(ctx(t), store.JournalFilter{Tenant: "acme", Job: store.JobPeople})
+			j, err := s.Journal(ctx(t), store.JournalFilter{Tenant: "acme", Job: model.JobPeople})
 			must(t, err)
 			if len(j) != 1 || j[0].ID != pID {
 				t.Errorf("people journal %+v", j)
@@ -169,10 +169,10 @@ func TestScopeKeepsJobsApart(t *testing.T) {
 		})
 		t.Run("a job never sends a key the other job recorded", func(t *testing.T) {
 			startRun(t, s, "p3", "acme")
-			id, err := s.BeginBatch(ctx(t), scopedIntent(store.JobPeople, "p3", "acme", "kp3", "welcome", "f"))
+			id, err := s.BeginBatch(ctx(t), scopedIntent(model.JobPeople, "p3", "acme", "kp3", "welcome", "f"))
 			must(t, err)
 			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalNotApplied, HTTPStatus: 429}))
-			_, err = s.BeginBatch(ctx(t), scopedIntent(store.JobGrants, "g1", "acme", "kg5", "welcome", "f"))
+			_, err = s.BeginBatch(ctx(t), scopedIntent(model.JobGrants, "g1", "acme", "kg5", "welcome", "f"))
 			wantErr(t, err, store.ErrGrantConflict)
 		})
 		t.Run("a scope needs its job", func(t *testing.T) {
@@ -217,20 +217,20 @@ func TestGrantScopeMigration(t *testing.T) {
 		}
 		g, err := s.Grant(ctx(t), "acme/a/initial/1")
 		must(t, err)
-		if g.Job != string(store.JobPeople) || g.State != model.GrantPending {
+		if g.Job != string(model.JobPeople) || g.State != model.GrantPending {
 			t.Errorf("grant %+v, want the people job's, still pending", g)
 		}
-		if n, err := s.HoldInterrupted(ctx(t), "acme", store.Scope{Job: store.JobGrants}); err != nil || n != 0 {
+		if n, err := s.HoldInterrupted(ctx(t), "acme", store.Scope{Job: model.JobGrants}); err != nil || n != 0 {
 			t.Errorf("the grants job held %d (%v) of the people sync's", n, err)
 		}
-		if n, err := s.HoldInterrupted(ctx(t), "acme", store.Scope{Job: store.JobPeople, Rule: "initial"}); err != nil || n != 1 {
+		if n, err := s.HoldInterrupted(ctx(t), "acme", store.Scope{Job: model.JobPeople, Rule: "initial"}); err != nil || n != 1 {
 			t.Errorf("the people sync held %d (%v), want its grant", n, err)
 		}
-		must(t, s.StartRun(ctx(t), store.Run{ID: "g1", Job: store.JobGrants, Tenant: "acme"}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "g1", Job: model.JobGrants, Tenant: "acme"}))
 		if err := s.StartRun(ctx(t), store.Run{ID: "x1", Job: "nope", Tenant: "acme"}); err == nil {
 			t.Error("a run of an unknown job was admitted")
 		}
-		_, err = s.BeginBatch(ctx(t), scopedIntent(store.JobGrants, "g1", "acme", "kg", "birthday", "ghost"))
+		_, err = s.BeginBatch(ctx(t), scopedIntent(model.JobGrants, "g1", "acme", "kg", "birthday", "ghost"))
 		if err == nil {
 			t.Error("a grant for a person the state does not know was admitted: foreign keys are off")
 		}

@@ -50,8 +50,6 @@ const DefaultSchema = "hrsync"
 
 // Errors a caller may test for with errors.Is.
 var (
-	// ErrLocked is returned by TryLock when another holder has the lock.
-	ErrLocked = errors.New("lock held by another run")
 	// ErrNotFound is returned when a named row (grant, run, journal entry)
 	// does not exist.
 	ErrNotFound = errors.New("not found")

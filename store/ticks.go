@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"hrsync/model"
+
 	"github.com/jmoiron/sqlx"
 )
 
@@ -22,7 +24,7 @@ const TickRetention = time.Hour
 // it holds the tick's lock until Finish.
 type Tick struct {
 	s       *Store
-	job     Job
+	job     model.Job
 	tenant  string
 	at      time.Time
 	release func() error
@@ -35,11 +37,11 @@ func (t *Tick) At() time.Time { return t.at }
 // job for tenant, so that one replica of a fleet runs it. Under the tick's
 // lock ("tick-JOB-TENANT", taken with TryLock and held until Finish), it
 // inserts the tick's row (job, tenant, at) with the store's replica; the
-// primary key lets one insert win. It returns ErrLocked when another holder
+// primary key lets one insert win. It returns model.ErrLocked when another holder
 // has the lock (a replica is running this job of this tenant, or claiming
 // this tick), and ErrTickTaken when the row exists (the tick already ran or
 // runs). The caller runs the job, then calls Finish.
-func (s *Store) ClaimTick(ctx context.Context, job Job, tenant string, at time.Time) (*Tick, error) {
+func (s *Store) ClaimTick(ctx context.Context, job model.Job, tenant string, at time.Time) (*Tick, error) {
 	if job == "" || tenant == "" || at.IsZero() {
 		return nil, errors.New("claim tick: job, tenant and time are required")
 	}
@@ -87,7 +89,7 @@ func (s *Store) ClaimTick(ctx context.Context, job Job, tenant string, at time.T
 // older than TickRetention, and releases the tick's lock. It does its
 // writes even when ctx is cancelled (a stopping daemon), bounded by
 // unlockTimeout.
-func (t *Tick) Finish(ctx context.Context, outcome RunOutcome) error {
+func (t *Tick) Finish(ctx context.Context, outcome model.RunOutcome) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 	defer cancel()
 	err := t.s.inTx(wctx, "finish tick", func(tx *sqlx.Tx) error {
@@ -110,18 +112,18 @@ func (t *Tick) Finish(ctx context.Context, outcome RunOutcome) error {
 
 // TickRecord is a claimed tick as stored.
 type TickRecord struct {
-	Job        Job
+	Job        model.Job
 	Tenant     string
 	At         time.Time
 	Replica    string
 	ClaimedAt  time.Time
-	FinishedAt time.Time  // zero while running, or when the replica died during the run
-	Outcome    RunOutcome // empty while running, or when the replica died
+	FinishedAt time.Time        // zero while running, or when the replica died during the run
+	Outcome    model.RunOutcome // empty while running, or when the replica died
 }
 
 // Ticks lists the claimed ticks of job for tenant (those kept: see
 // TickRetention), oldest first.
-func (s *Store) Ticks(ctx context.Context, job Job, tenant string) ([]TickRecord, error) {
+func (s *Store) Ticks(ctx context.Context, job model.Job, tenant string) ([]TickRecord, error) {
 	rows, err := s.r.QueryContext(ctx, s.r.Rebind(`SELECT tick_at, replica, claimed_at, finished_at, COALESCE(outcome, '')
 		FROM ticks WHERE job = ? AND tenant = ? ORDER BY tick_at`), string(job), tenant)
 	if err != nil {
@@ -136,7 +138,7 @@ func (s *Store) Ticks(ctx context.Context, job Job, tenant string) ([]TickRecord
 		if err := rows.Scan(&at, &r.Replica, &claimed, &finished, &outcome); err != nil {
 			return nil, fmt.Errorf("read ticks: %w", err)
 		}
-		r.At, r.ClaimedAt, r.FinishedAt, r.Outcome = at.UTC(), claimed.Time, finished.Time, RunOutcome(outcome)
+		r.At, r.ClaimedAt, r.FinishedAt, r.Outcome = at.UTC(), claimed.Time, finished.Time, model.RunOutcome(outcome)
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {

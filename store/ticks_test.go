@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -64,13 +65,13 @@ func TestClaimTick(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					tk, err := s.ClaimTick(ctx(t), store.JobOrders, "race", at)
+					tk, err := s.ClaimTick(ctx(t), model.JobOrders, "race", at)
 					mu.Lock()
 					defer mu.Unlock()
 					switch {
 					case err == nil:
 						wins = append(wins, tk)
-					case errors.Is(err, store.ErrLocked), errors.Is(err, store.ErrTickTaken):
+					case errors.Is(err, model.ErrLocked), errors.Is(err, store.ErrTickTaken):
 						others++
 					default:
 						t.Errorf("claim: %v", err)
@@ -82,12 +83,12 @@ func TestClaimTick(t *testing.T) {
 				t.Fatalf("%d claims won and %d refused, want 1 and 7", len(wins), others)
 			}
 			// While the winner runs the tick, nobody else claims it or the next one.
-			_, err := r2.ClaimTick(ctx(t), store.JobOrders, "race", at.Add(time.Second))
-			wantErr(t, err, store.ErrLocked)
-			must(t, wins[0].Finish(ctx(t), store.OutcomeOK))
+			_, err := r2.ClaimTick(ctx(t), model.JobOrders, "race", at.Add(time.Second))
+			wantErr(t, err, model.ErrLocked)
+			must(t, wins[0].Finish(ctx(t), model.OutcomeOK))
 			// Finished, the tick is taken for every replica, the winner too.
 			for _, s := range []*store.Store{r1, r2} {
-				_, err := s.ClaimTick(ctx(t), store.JobOrders, "race", at)
+				_, err := s.ClaimTick(ctx(t), model.JobOrders, "race", at)
 				wantErr(t, err, store.ErrTickTaken)
 			}
 			got := readTicks(t, b, "race")
@@ -98,26 +99,26 @@ func TestClaimTick(t *testing.T) {
 		})
 
 		t.Run("ticks of other jobs and tenants are claimed apart", func(t *testing.T) {
-			a, err := r1.ClaimTick(ctx(t), store.JobPeople, "apart", at)
+			a, err := r1.ClaimTick(ctx(t), model.JobPeople, "apart", at)
 			must(t, err)
-			c, err := r2.ClaimTick(ctx(t), store.JobOrders, "apart", at)
+			c, err := r2.ClaimTick(ctx(t), model.JobOrders, "apart", at)
 			must(t, err)
-			d, err := r2.ClaimTick(ctx(t), store.JobPeople, "apart-too", at)
+			d, err := r2.ClaimTick(ctx(t), model.JobPeople, "apart-too", at)
 			must(t, err)
 			for _, tk := range []*store.Tick{a, c, d} {
-				must(t, tk.Finish(ctx(t), store.OutcomeAttention))
+				must(t, tk.Finish(ctx(t), model.OutcomeAttention))
 			}
 		})
 
 		t.Run("a tick whose run failed is not run again; the next tick is free", func(t *testing.T) {
-			tk, err := r1.ClaimTick(ctx(t), store.JobPeople, "dies", at)
+			tk, err := r1.ClaimTick(ctx(t), model.JobPeople, "dies", at)
 			must(t, err)
-			must(t, tk.Finish(ctx(t), store.OutcomeFailed))
-			_, err = r2.ClaimTick(ctx(t), store.JobPeople, "dies", at)
+			must(t, tk.Finish(ctx(t), model.OutcomeFailed))
+			_, err = r2.ClaimTick(ctx(t), model.JobPeople, "dies", at)
 			wantErr(t, err, store.ErrTickTaken)
-			next, err := r2.ClaimTick(ctx(t), store.JobPeople, "dies", at.Add(time.Second))
+			next, err := r2.ClaimTick(ctx(t), model.JobPeople, "dies", at.Add(time.Second))
 			must(t, err)
-			must(t, next.Finish(ctx(t), store.OutcomeOK))
+			must(t, next.Finish(ctx(t), model.OutcomeOK))
 			got := readTicks(t, b, "dies")
 			if got[at].replica != "replica-1" || got[at.Add(time.Second)].replica != "replica-2" {
 				t.Errorf("ticks %+v: want the first by replica-1, the next by replica-2", got)
@@ -125,33 +126,33 @@ func TestClaimTick(t *testing.T) {
 		})
 
 		t.Run("an abandoned tick can be claimed by another replica", func(t *testing.T) {
-			tk, err := r1.ClaimTick(ctx(t), store.JobPeople, "abandoned", at)
+			tk, err := r1.ClaimTick(ctx(t), model.JobPeople, "abandoned", at)
 			must(t, err)
 			must(t, tk.Abandon(ctx(t)))
 			if got := readTicks(t, b, "abandoned"); len(got) != 0 {
 				t.Fatalf("ticks %+v after abandon, want none", got)
 			}
-			again, err := r2.ClaimTick(ctx(t), store.JobPeople, "abandoned", at)
+			again, err := r2.ClaimTick(ctx(t), model.JobPeople, "abandoned", at)
 			must(t, err)
-			must(t, again.Finish(ctx(t), store.OutcomeOK))
+			must(t, again.Finish(ctx(t), model.OutcomeOK))
 			if got := readTicks(t, b, "abandoned"); got[at].replica != "replica-2" {
 				t.Errorf("ticks %+v, want the tick run by replica-2", got)
 			}
 		})
 
 		t.Run("rows older than the retention are deleted", func(t *testing.T) {
-			old, err := r1.ClaimTick(ctx(t), store.JobOrders, "gc", at.Add(-store.TickRetention-time.Second))
+			old, err := r1.ClaimTick(ctx(t), model.JobOrders, "gc", at.Add(-store.TickRetention-time.Second))
 			must(t, err)
-			must(t, old.Finish(ctx(t), store.OutcomeOK))
-			kept, err := r1.ClaimTick(ctx(t), store.JobOrders, "gc", at.Add(-store.TickRetention+time.Second))
+			must(t, old.Finish(ctx(t), model.OutcomeOK))
+			kept, err := r1.ClaimTick(ctx(t), model.JobOrders, "gc", at.Add(-store.TickRetention+time.Second))
 			must(t, err)
-			must(t, kept.Finish(ctx(t), store.OutcomeOK))
+			must(t, kept.Finish(ctx(t), model.OutcomeOK))
 			if n := len(readTicks(t, b, "gc")); n != 2 {
 				t.Fatalf("%d ticks before a newer one finished, want 2", n)
 			}
-			now, err := r2.ClaimTick(ctx(t), store.JobOrders, "gc", at)
+			now, err := r2.ClaimTick(ctx(t), model.JobOrders, "gc", at)
 			must(t, err)
-			must(t, now.Finish(ctx(t), store.OutcomeOK))
+			must(t, now.Finish(ctx(t), model.OutcomeOK))
 			got := readTicks(t, b, "gc")
 			if _, ok := got[at.Add(-store.TickRetention-time.Second)]; ok || len(got) != 2 {
 				t.Errorf("ticks %+v: want the one older than the retention deleted, two kept", got)
@@ -159,7 +160,7 @@ func TestClaimTick(t *testing.T) {
 		})
 
 		t.Run("runs carry the replica that recorded them", func(t *testing.T) {
-			must(t, r2.StartRun(ctx(t), store.Run{ID: "run-of-replica-2", Job: store.JobOrders, Tenant: "runs"}))
+			must(t, r2.StartRun(ctx(t), store.Run{ID: "run-of-replica-2", Job: model.JobOrders, Tenant: "runs"}))
 			runs, err := r1.LastRuns(ctx(t), 50)
 			must(t, err)
 			found := false

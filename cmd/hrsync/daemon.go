@@ -13,6 +13,7 @@ import (
 	"hrsync/config"
 	"hrsync/internal/daemon"
 	"hrsync/internal/runner"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -106,13 +107,13 @@ func daemonSchedules(log *zap.Logger, tenants []config.Tenant, reg *runner.Regis
 	var out []daemon.Schedule
 	for _, t := range tenants {
 		for _, js := range []struct {
-			job  store.Job
+			job  model.Job
 			spec string
 		}{
-			{store.JobPeople, t.Schedules.People},
-			{store.JobPersonalize, t.Schedules.Personalize},
-			{store.JobOrders, t.Schedules.Orders},
-			{store.JobGrants, t.Schedules.Grants},
+			{model.JobPeople, t.Schedules.People},
+			{model.JobPersonalize, t.Schedules.Personalize},
+			{model.JobOrders, t.Schedules.Orders},
+			{model.JobGrants, t.Schedules.Grants},
 		} {
 			if js.spec == "" {
 				continue

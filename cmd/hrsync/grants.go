@@ -42,13 +42,13 @@ func (a *app) grantsFunc(t config.Tenant, st *store.Store, client sender.Creator
 	return func(ctx context.Context) (runner.Result, error) {
 		job, err := a.grantsJob(t, st, client)
 		if err != nil {
-			return runner.Result{Outcome: store.OutcomeFailed}, err
+			return runner.Result{Outcome: model.OutcomeFailed}, err
 		}
 		if !job.Enabled() {
 			if opts.out != nil {
 				fmt.Fprintf(opts.out, "tenant %s: no grant rule\n", t.Name)
 			}
-			return runner.Result{Outcome: store.OutcomeOK}, nil
+			return runner.Result{Outcome: model.OutcomeOK}, nil
 		}
 		rep, err := job.RunOnce(ctx, opts.grantFlags)
 		if rep == nil {

@@ -21,14 +21,15 @@ import (
 	"hrsync/internal/notify"
 	"hrsync/internal/runner"
 	"hrsync/internal/shard"
+	"hrsync/model"
 	"hrsync/store"
 	"hrsync/sync/grants"
 	"hrsync/sync/people"
 )
 
 // allJobs are the jobs in the order `run all` runs them for a tenant.
-func allJobs() []store.Job {
-	return []store.Job{store.JobPeople, store.JobGrants, store.JobPersonalize, store.JobOrders}
+func allJobs() []model.Job {
+	return []model.Job{model.JobPeople, model.JobGrants, model.JobPersonalize, model.JobOrders}
 }
 
 // jobOptions are the per-process choices of the jobs a runner holds.
@@ -90,16 +91,16 @@ func (a *app) newJobs(ctx context.Context, tenants []config.Tenant, m *metrics.M
 // registerJobs registers each job of each tenant; one line per job.
 func (a *app) registerJobs(reg *runner.Registry, tenants []config.Tenant, st *store.Store, client people.Creator, opts jobOptions) error {
 	for _, t := range tenants {
-		if err := reg.Register(store.JobPeople, t.Name, a.peopleFunc(t, st, client, opts)); err != nil {
+		if err := reg.Register(model.JobPeople, t.Name, a.peopleFunc(t, st, client, opts)); err != nil {
 			return err
 		}
-		if err := reg.Register(store.JobGrants, t.Name, a.grantsFunc(t, st, client, opts)); err != nil {
+		if err := reg.Register(model.JobGrants, t.Name, a.grantsFunc(t, st, client, opts)); err != nil {
 			return err
 		}
-		if err := reg.Register(store.JobPersonalize, t.Name, a.personalizeFunc(t, st, client, opts)); err != nil {
+		if err := reg.Register(model.JobPersonalize, t.Name, a.personalizeFunc(t, st, client, opts)); err != nil {
 			return err
 		}
-		if err := reg.Register(store.JobOrders, t.Name, a.ordersFunc(t, st, client, opts)); err != nil {
+		if err := reg.Register(model.JobOrders, t.Name, a.ordersFunc(t, st, client, opts)); err != nil {
 			return err
 		}
 	}
@@ -112,11 +113,11 @@ func (a *app) peopleFunc(t config.Tenant, st *store.Store, client people.Creator
 	return func(ctx context.Context) (runner.Result, error) {
 		job, err := a.peopleJob(t, st, client)
 		if err != nil {
-			return runner.Result{Outcome: store.OutcomeFailed}, err
+			return runner.Result{Outcome: model.OutcomeFailed}, err
 		}
 		feed, err := a.peopleFeed(t, opts.retry)
 		if err != nil {
-			return runner.Result{Outcome: store.OutcomeFailed}, err
+			return runner.Result{Outcome: model.OutcomeFailed}, err
 		}
 		rep, err := job.RunOnce(ctx, feed, opts.flags)
 		if a.progress != nil {
@@ -159,7 +160,7 @@ func stderrIsTerminal() bool {
 }
 
 // newRunJobCmd is `hrsync run JOB` for a job of the registry, or `run all`.
-func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
+func newRunJobCmd(name, short string, jobsOf []model.Job) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   name,
 		Short: short,
@@ -208,7 +209,7 @@ func newRunJobCmd(name, short string, jobsOf []store.Job) *cobra.Command {
 // reports, pushes the metrics when metrics.pushgateway is set, writes the last line (the worst outcome, its cause and the next
 // step) and returns an error carrying the exit code of the worst outcome:
 // failed 1, safeguard 3, lock held 5, attention 4, else 0.
-func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.Job, opts jobOptions) error {
+func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.Job, opts jobOptions) error {
 	format, err := outputFormat(cmd)
 	if err != nil {
 		return err
@@ -279,7 +280,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []store.J
 // outcome, exit code and last line, the shard (--shard) and the tenants it
 // ran, and each cycle with its job's report.
 type runSummary struct {
-	Outcome  store.RunOutcome `json:"outcome"`
+	Outcome  model.RunOutcome `json:"outcome"`
 	ExitCode int              `json:"exitCode"`
 	Message  string           `json:"message"`
 	Shard    string           `json:"shard,omitempty"`
@@ -289,9 +290,9 @@ type runSummary struct {
 
 // cycleSummary is one cycle of a run in its JSON summary.
 type cycleSummary struct {
-	Job     store.Job        `json:"job"`
+	Job     model.Job        `json:"job"`
 	Tenant  string           `json:"tenant"`
-	Outcome store.RunOutcome `json:"outcome"`
+	Outcome model.RunOutcome `json:"outcome"`
 	Cause   string           `json:"cause"`
 	Next    string           `json:"next"`
 	Counts  map[string]int   `json:"counts"`
@@ -300,7 +301,7 @@ type cycleSummary struct {
 }
 
 // newRunSummary builds a run's JSON summary.
-func newRunSummary(outcome store.RunOutcome, code int, line string, ends []cycleEnd, sh shard.Shard, tenants []config.Tenant) runSummary {
+func newRunSummary(outcome model.RunOutcome, code int, line string, ends []cycleEnd, sh shard.Shard, tenants []config.Tenant) runSummary {
 	s := runSummary{Outcome: outcome, ExitCode: code, Message: line, Shard: sh.String(),
 		Tenants: tenantNames(tenants), Cycles: make([]cycleSummary, 0, len(ends))}
 	for i := range ends {
@@ -321,7 +322,7 @@ func newRunSummary(outcome store.RunOutcome, code int, line string, ends []cycle
 
 // cycleKeys lists the cycles a run makes: each job of each tenant, in
 // order; `run all` skips the jobs this build lacks.
-func cycleKeys(reg *runner.Registry, tenants []config.Tenant, jobList []store.Job) ([]runner.Key, error) {
+func cycleKeys(reg *runner.Registry, tenants []config.Tenant, jobList []model.Job) ([]runner.Key, error) {
 	var keys []runner.Key
 	for _, t := range tenants {
 		for _, job := range jobList {
@@ -346,15 +347,15 @@ type cycleEnd struct {
 }
 
 // outcomeCode is the exit code of an outcome (README.md, Exit codes).
-func outcomeCode(o store.RunOutcome) int {
+func outcomeCode(o model.RunOutcome) int {
 	switch o {
-	case store.OutcomeOK:
+	case model.OutcomeOK:
 		return exitOK
-	case store.OutcomeAttention:
+	case model.OutcomeAttention:
 		return exitAttention
-	case store.OutcomeSafeguard:
+	case model.OutcomeSafeguard:
 		return exitSafeguard
-	case store.OutcomeLocked:
+	case model.OutcomeLocked:
 		return exitLockHeld
 	}
 	return exitFailed
@@ -363,11 +364,11 @@ func outcomeCode(o store.RunOutcome) int {
 // lastLine is the run's worst outcome and its last line: "OUTCOME: JOB
 // TENANT: CAUSE; NEXT STEP", naming the first cycle that ended worst, and how
 // many other cycles did not end ok.
-func lastLine(ends []cycleEnd) (store.RunOutcome, string) {
+func lastLine(ends []cycleEnd) (model.RunOutcome, string) {
 	if len(ends) == 0 {
-		return store.OutcomeOK, "ok: nothing to run"
+		return model.OutcomeOK, "ok: nothing to run"
 	}
-	worst := store.OutcomeOK
+	worst := model.OutcomeOK
 	for _, e := range ends {
 		worst = runner.Worst(worst, e.res.Outcome)
 	}
@@ -378,7 +379,7 @@ func lastLine(ends []cycleEnd) (store.RunOutcome, string) {
 		switch {
 		case first == nil && e.res.Outcome == worst:
 			first = e
-		case e.res.Outcome != store.OutcomeOK:
+		case e.res.Outcome != model.OutcomeOK:
 			others++
 		}
 	}
@@ -387,7 +388,7 @@ func lastLine(ends []cycleEnd) (store.RunOutcome, string) {
 	if next != "" {
 		line += "; " + next
 	}
-	if len(ends) > 1 && worst == store.OutcomeOK {
+	if len(ends) > 1 && worst == model.OutcomeOK {
 		line = "ok: " + cyclesDone(ends)
 	}
 	if others > 0 {
@@ -423,9 +424,9 @@ func describeCycle(e *cycleEnd) (cause, next string) {
 		return res.Cause, res.Next
 	}
 	switch res.Outcome {
-	case store.OutcomeLocked:
+	case model.OutcomeLocked:
 		return "another run of this job and tenant holds the lock", "the next run goes ahead once it ends; nothing to do unless it repeats"
-	case store.OutcomeFailed:
+	case model.OutcomeFailed:
 		if e.err == nil {
 			return "the run failed", "see the logs"
 		}
@@ -433,7 +434,7 @@ func describeCycle(e *cycleEnd) (cause, next string) {
 			return e.err.Error(), class.NextStep()
 		}
 		return e.err.Error(), "see the logs"
-	case store.OutcomeAttention:
+	case model.OutcomeAttention:
 		return "done, needs attention: " + nonZeroCounts(res.Counts, attentionCount), "see the run's report and 'hrsync status'"
 	}
 	if len(res.Counts) == 0 {

@@ -13,6 +13,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/metrics"
+	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
 )
@@ -30,12 +31,12 @@ func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 	for _, j := range allJobs() {
 		known.Jobs = append(known.Jobs, string(j))
 	}
-	for _, o := range store.FinishedOutcomes() {
+	for _, o := range model.FinishedOutcomes() {
 		known.Outcomes = append(known.Outcomes, string(o))
 	}
 	for _, t := range tenants {
 		for _, r := range t.Grants.Rules {
-			known.Rules = append(known.Rules, metrics.Rule{Job: string(store.JobGrants), Tenant: t.Name, Rule: r.Name})
+			known.Rules = append(known.Rules, metrics.Rule{Job: string(model.JobGrants), Tenant: t.Name, Rule: r.Name})
 		}
 	}
 	m.Init(version, known)
@@ -70,7 +71,7 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 		return
 	}
 	for _, t := range names {
-		m.SetGrantsHeld(string(store.JobPeople), t, held[t])
+		m.SetGrantsHeld(string(model.JobPeople), t, held[t])
 	}
 }
 
@@ -121,13 +122,13 @@ func waitingTimes(ctx context.Context, t config.Tenant) ([]time.Time, error) {
 
 // tenantGaugesOf names the scrape-time gauges a job's pushed group carries:
 // what waits after its run, read when the run pushes.
-func tenantGaugesOf(job store.Job) []string {
+func tenantGaugesOf(job model.Job) []string {
 	switch job {
-	case store.JobPeople:
+	case model.JobPeople:
 		return []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}
-	case store.JobPersonalize:
+	case model.JobPersonalize:
 		return []string{metrics.NamePersonalizationsPending, metrics.NamePersonalizationsFailed}
-	case store.JobOrders:
+	case model.JobOrders:
 		return []string{metrics.NameOrdersNotPolled}
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 	"hrsync/internal/metrics"
 	"hrsync/internal/notify"
 	"hrsync/internal/runner"
-	"hrsync/store"
+	"hrsync/model"
 	"hrsync/sync/people"
 )
 
@@ -95,15 +95,15 @@ func (c *cycleNotifier) Notify(ctx context.Context, k runner.Key, res runner.Res
 // wants tells whether the tenant is told about a cycle with this outcome:
 // never about one skipped for a held lock; with problems, about every
 // outcome but ok.
-func (c *cycleNotifier) wants(tenant string, outcome store.RunOutcome) bool {
-	if !c.n.Has(tenant) || outcome == store.OutcomeLocked {
+func (c *cycleNotifier) wants(tenant string, outcome model.RunOutcome) bool {
+	if !c.n.Has(tenant) || outcome == model.OutcomeLocked {
 		return false
 	}
 	switch c.on[tenant] {
 	case config.NotifyAlways:
 		return true
 	case config.NotifyProblems:
-		return outcome != store.OutcomeOK
+		return outcome != model.OutcomeOK
 	}
 	return false
 }
@@ -127,7 +127,7 @@ func (c *cycleNotifier) event(k runner.Key, res runner.Result, err error) notify
 		for _, t := range x.Safeguards {
 			e.Stops = append(e.Stops, x.Source+": "+t.Message)
 		}
-		if x.Outcome == store.OutcomeSafeguard && e.Override == "" {
+		if x.Outcome == model.OutcomeSafeguard && e.Override == "" {
 			e.Override = safeguardNextStep(c.configPath, rep.Tenant, x.ArchivedAs)
 		}
 		for _, r := range x.Rejections {

@@ -9,7 +9,6 @@ import (
 	"hrsync/internal/notify"
 	"hrsync/internal/runner"
 	"hrsync/model"
-	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -20,11 +19,11 @@ func TestNotifyWants(t *testing.T) {
 	}
 	c := &cycleNotifier{n: n, on: map[string]string{"problems": config.NotifyProblems, "always": config.NotifyAlways,
 		"never": config.NotifyNever, "silent": config.NotifyAlways}}
-	want := map[string]map[store.RunOutcome]bool{
-		"problems": {store.OutcomeOK: false, store.OutcomeAttention: true, store.OutcomeSafeguard: true, store.OutcomeFailed: true, store.OutcomeLocked: false},
-		"always":   {store.OutcomeOK: true, store.OutcomeAttention: true, store.OutcomeSafeguard: true, store.OutcomeFailed: true, store.OutcomeLocked: false},
-		"never":    {store.OutcomeOK: false, store.OutcomeAttention: false, store.OutcomeFailed: false},
-		"silent":   {store.OutcomeFailed: false}, // no channel
+	want := map[string]map[model.RunOutcome]bool{
+		"problems": {model.OutcomeOK: false, model.OutcomeAttention: true, model.OutcomeSafeguard: true, model.OutcomeFailed: true, model.OutcomeLocked: false},
+		"always":   {model.OutcomeOK: true, model.OutcomeAttention: true, model.OutcomeSafeguard: true, model.OutcomeFailed: true, model.OutcomeLocked: false},
+		"never":    {model.OutcomeOK: false, model.OutcomeAttention: false, model.OutcomeFailed: false},
+		"silent":   {model.OutcomeFailed: false}, // no channel
 	}
 	for tenant, outcomes := range want {
 		for o, w := range outcomes {
@@ -39,7 +38,7 @@ func TestNotifyWants(t *testing.T) {
 // override command, rejected rows (bounded) and held externalIds.
 func TestNotifyEvent(t *testing.T) {
 	rep := &people.Report{Tenant: "acme", HeldGrants: 1, HeldExternalIDs: []string{"P7"}, Exports: []people.ExportReport{{
-		Source: "employees.csv", Outcome: store.OutcomeSafeguard, ArchivedAs: "failed/employees.csv",
+		Source: "employees.csv", Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/employees.csv",
 		Reports:    []string{"failed/employees.csv.report.html"},
 		Safeguards: []people.Trip{{Name: "maxDepartedRatio", Message: "30 of 100 would depart"}},
 	}}}
@@ -47,8 +46,8 @@ func TestNotifyEvent(t *testing.T) {
 		rep.Exports[0].Rejections = append(rep.Exports[0].Rejections, model.Rejection{Line: i + 2, Field: "email", Reason: fmt.Sprint("bad ", i)})
 	}
 	c := &cycleNotifier{configPath: "hrsync.yaml"}
-	res := runner.Result{Outcome: store.OutcomeSafeguard, Cause: "employees.csv: stopped", Next: "check it", Report: rep}
-	e := c.event(runner.Key{Job: store.JobPeople, Tenant: "acme"}, res, nil)
+	res := runner.Result{Outcome: model.OutcomeSafeguard, Cause: "employees.csv: stopped", Next: "check it", Report: rep}
+	e := c.event(runner.Key{Job: model.JobPeople, Tenant: "acme"}, res, nil)
 	if e.Outcome != "safeguard" || e.Cause != "employees.csv: stopped" || e.Next != "check it" ||
 		len(e.Files) != 1 || e.Files[0].ArchivedAs != "failed/employees.csv" || len(e.Files[0].Reports) != 1 {
 		t.Errorf("event %+v", e)

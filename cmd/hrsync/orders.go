@@ -18,6 +18,7 @@ import (
 	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/internal/runner"
+	"hrsync/model"
 	"hrsync/store"
 	"hrsync/sync/orders"
 )
@@ -47,11 +48,11 @@ func (a *app) ordersFunc(t config.Tenant, st *store.Store, client any, opts jobO
 	return func(ctx context.Context) (runner.Result, error) {
 		api, ok := client.(orders.API)
 		if !ok {
-			return runner.Result{Outcome: store.OutcomeFailed}, fmt.Errorf("orders job of %s: the API client cannot read orders", t.Name)
+			return runner.Result{Outcome: model.OutcomeFailed}, fmt.Errorf("orders job of %s: the API client cannot read orders", t.Name)
 		}
 		job, err := a.ordersJob(t, st, api)
 		if err != nil {
-			return runner.Result{Outcome: store.OutcomeFailed}, err
+			return runner.Result{Outcome: model.OutcomeFailed}, err
 		}
 		rep, err := job.RunOnce(ctx)
 		if rep == nil {

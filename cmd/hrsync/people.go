@@ -334,10 +334,10 @@ tenant in exactly one. A shard that holds no tenant exits 0.`,
 	}
 	cmd.PersistentFlags().String("shard", "", "run only the tenants of shard i of n, e.g. 2/3 (a stable split of the tenants over n CronJobs)")
 	cmd.AddCommand(
-		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []store.Job{store.JobPeople}),
-		newRunJobCmd("personalize", "Personalize collections for new hires", []store.Job{store.JobPersonalize}),
-		newRunJobCmd("orders", "Poll orders into the reporting tables", []store.Job{store.JobOrders}),
-		newRunJobCmd("grants", "Grant birthdays, work anniversaries and campaigns by the tenants' rules, exactly once", []store.Job{store.JobGrants}),
+		newRunJobCmd("people", "Sync people from each tenant's exports to the platform, granting balances exactly once", []model.Job{model.JobPeople}),
+		newRunJobCmd("personalize", "Personalize collections for new hires", []model.Job{model.JobPersonalize}),
+		newRunJobCmd("orders", "Poll orders into the reporting tables", []model.Job{model.JobOrders}),
+		newRunJobCmd("grants", "Grant birthdays, work anniversaries and campaigns by the tenants' rules, exactly once", []model.Job{model.JobGrants}),
 		newRunJobCmd("all", "Run people, grants, personalize and orders, one after the other, for each tenant", allJobs()),
 	)
 	return cmd
@@ -388,18 +388,18 @@ func addScopeFlags(c *cobra.Command) {
 
 // grantScope reads --job and --rule; a job that grants nothing is a
 // usage error.
-func grantScope(cmd *cobra.Command) (store.Job, string, error) {
+func grantScope(cmd *cobra.Command) (model.Job, string, error) {
 	job, _ := cmd.Flags().GetString("job")
 	rule, _ := cmd.Flags().GetString("rule")
-	if j := store.Job(job); j != "" && j != store.JobPeople && j != store.JobGrants {
-		return "", "", withCode(exitUsage, fmt.Errorf("--job %q: want %s or %s", job, store.JobPeople, store.JobGrants))
+	if j := model.Job(job); j != "" && j != model.JobPeople && j != model.JobGrants {
+		return "", "", withCode(exitUsage, fmt.Errorf("--job %q: want %s or %s", job, model.JobPeople, model.JobGrants))
 	}
-	return store.Job(job), rule, nil
+	return model.Job(job), rule, nil
 }
 
 // inScope refuses a decision about grant key when it is not of job and
 // rule (either empty means any). A grant's job and rule never change.
-func inScope(ctx context.Context, st *store.Store, key string, job store.Job, rule string) error {
+func inScope(ctx context.Context, st *store.Store, key string, job model.Job, rule string) error {
 	if job == "" && rule == "" {
 		return nil
 	}

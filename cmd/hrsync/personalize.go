@@ -11,6 +11,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/runner"
+	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/sqlsrc"
 	"hrsync/store"
@@ -24,17 +25,17 @@ func (a *app) personalizeFunc(t config.Tenant, st *store.Store, client any, opts
 	return func(ctx context.Context) (runner.Result, error) {
 		api, ok := client.(personalize.Personalizer)
 		if !ok {
-			return runner.Result{Outcome: store.OutcomeFailed}, fmt.Errorf("personalize job of %s: the API client cannot personalize", t.Name)
+			return runner.Result{Outcome: model.OutcomeFailed}, fmt.Errorf("personalize job of %s: the API client cannot personalize", t.Name)
 		}
 		job, err := a.personalizeJob(t, st, api)
 		if err != nil {
-			return runner.Result{Outcome: store.OutcomeFailed}, err
+			return runner.Result{Outcome: model.OutcomeFailed}, err
 		}
 		if !job.Enabled() {
 			if opts.out != nil {
 				fmt.Fprintf(opts.out, "tenant %s: no collection to personalize\n", t.Name)
 			}
-			return runner.Result{Outcome: store.OutcomeOK}, nil
+			return runner.Result{Outcome: model.OutcomeOK}, nil
 		}
 		rep, err := job.RunOnce(ctx)
 		if rep == nil {

@@ -21,8 +21,8 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/config"
+	"hrsync/model"
 	"hrsync/sources"
-	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -155,7 +155,7 @@ func shellQuote(s string) string {
 func setSafeguardNextSteps(rep *people.Report, configPath string) {
 	for i := range rep.Exports {
 		e := &rep.Exports[i]
-		if e.Outcome == store.OutcomeSafeguard {
+		if e.Outcome == model.OutcomeSafeguard {
 			e.Next = "once you have checked the export, run it once past the safeguards: " +
 				safeguardNextStep(configPath, rep.Tenant, e.ArchivedAs)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"hrsync/store"
+	"hrsync/model"
 	"hrsync/sync/people"
 )
 
@@ -62,8 +62,8 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 
 func TestSetSafeguardNextSteps(t *testing.T) {
 	rep := &people.Report{Tenant: "acme", Exports: []people.ExportReport{
-		{Outcome: store.OutcomeOK, ArchivedAs: "processed/a.csv"},
-		{Outcome: store.OutcomeSafeguard, ArchivedAs: "failed/b c.csv"},
+		{Outcome: model.OutcomeOK, ArchivedAs: "processed/a.csv"},
+		{Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/b c.csv"},
 	}}
 	setSafeguardNextSteps(rep, "c.yaml")
 	if rep.Exports[0].Next != "" {

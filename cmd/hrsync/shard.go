@@ -11,7 +11,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/shard"
-	"hrsync/store"
+	"hrsync/model"
 )
 
 // shardFlag reads --shard; a bad value is a usage error (exit 2). Commands
@@ -44,10 +44,10 @@ func shardTenants(sh shard.Shard, tenants []config.Tenant) []config.Tenant {
 func emptyShard(ctx context.Context, cmd *cobra.Command, sh shard.Shard, asJSON bool) error {
 	line := fmt.Sprintf("ok: shard %s holds none of the tenants; nothing to run", sh)
 	if asJSON {
-		if err := printJSON(cmd.OutOrStdout(), newRunSummary(store.OutcomeOK, exitOK, line, nil, sh, nil)); err != nil {
+		if err := printJSON(cmd.OutOrStdout(), newRunSummary(model.OutcomeOK, exitOK, line, nil, sh, nil)); err != nil {
 			return err
 		}
 	}
-	finalLineOf(ctx).write(cmd.ErrOrStderr(), exitOK, line, zap.String("outcome", string(store.OutcomeOK)))
+	finalLineOf(ctx).write(cmd.ErrOrStderr(), exitOK, line, zap.String("outcome", string(model.OutcomeOK)))
 	return nil
 }

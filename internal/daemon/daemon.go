@@ -30,7 +30,7 @@ import (
 
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
-	"hrsync/store"
+	"hrsync/model"
 )
 
 // Runner runs one cycle of a job; *runner.Runner is one.
@@ -299,7 +299,7 @@ func (d *Daemon) releaseSlot() { <-d.slots }
 
 // run runs one cycle of k and returns its outcome (failed when the runner
 // itself panicked).
-func (d *Daemon) run(ctx context.Context, k runner.Key) (outcome store.RunOutcome) {
+func (d *Daemon) run(ctx context.Context, k runner.Key) (outcome model.RunOutcome) {
 	d.inFlight.Add(1)
 	defer d.inFlight.Add(-1)
 	// The runner recovers a job's panic; this guard keeps a panic of the
@@ -307,7 +307,7 @@ func (d *Daemon) run(ctx context.Context, k runner.Key) (outcome store.RunOutcom
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked outside the job", zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant), zap.Any("panic", p))
-			outcome = store.OutcomeFailed
+			outcome = model.OutcomeFailed
 		}
 	}()
 	res, _ := d.opts.Runner.RunOnce(ctx, k) // the runner logs and records the outcome

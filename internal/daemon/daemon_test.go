@@ -14,6 +14,7 @@ import (
 
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -53,10 +54,10 @@ func start(t *testing.T, grace time.Duration, jobs map[string]runner.Func) *harn
 	reg := runner.NewRegistry()
 	var scheds []Schedule
 	for tenant, fn := range jobs {
-		if err := reg.Register(store.JobPeople, tenant, fn); err != nil {
+		if err := reg.Register(model.JobPeople, tenant, fn); err != nil {
 			t.Fatal(err)
 		}
-		scheds = append(scheds, Schedule{Key: runner.Key{Job: store.JobPeople, Tenant: tenant}, Spec: "* * * * * *"})
+		scheds = append(scheds, Schedule{Key: runner.Key{Job: model.JobPeople, Tenant: tenant}, Spec: "* * * * * *"})
 	}
 	r, err := runner.New(runner.Options{Registry: reg, Recorder: st, Metrics: h.m})
 	if err != nil {
@@ -104,7 +105,7 @@ func (h *harness) get(t *testing.T, addr, path string) int {
 	return resp.StatusCode
 }
 
-func key(tenant string) runner.Key { return runner.Key{Job: store.JobPeople, Tenant: tenant} }
+func key(tenant string) runner.Key { return runner.Key{Job: model.JobPeople, Tenant: tenant} }
 
 func TestDaemon(t *testing.T) {
 	var (
@@ -187,7 +188,7 @@ func TestDaemon(t *testing.T) {
 		}
 		failed := 0
 		for _, r := range runs {
-			if r.Tenant == "panicky" && r.Outcome == store.OutcomeFailed && strings.Contains(r.Error, "first run explodes") {
+			if r.Tenant == "panicky" && r.Outcome == model.OutcomeFailed && strings.Contains(r.Error, "first run explodes") {
 				failed++
 			}
 		}
@@ -269,7 +270,7 @@ func TestShutdown(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	r := runner.Key{Job: store.JobPeople, Tenant: "a"}
+	r := runner.Key{Job: model.JobPeople, Tenant: "a"}
 	reg := runner.NewRegistry()
 	run, err := runner.New(runner.Options{Registry: reg})
 	if err != nil {

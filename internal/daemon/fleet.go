@@ -37,18 +37,19 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/internal/runner"
+	"hrsync/model"
 	"hrsync/store"
 )
 
 // Claim is a tick a replica claimed; Finish records its outcome and lets
 // the job's next tick be claimed; Abandon gives it back unrun.
 type Claim interface {
-	Finish(ctx context.Context, outcome store.RunOutcome) error
+	Finish(ctx context.Context, outcome model.RunOutcome) error
 	Abandon(ctx context.Context) error
 }
 
 // Claimer claims the tick at of k for this replica. It returns an error
-// wrapping store.ErrLocked while another holder runs k or claims the tick,
+// wrapping model.ErrLocked while another holder runs k or claims the tick,
 // and store.ErrTickTaken when the tick was claimed already.
 type Claimer interface {
 	Claim(ctx context.Context, k runner.Key, at time.Time) (Claim, error)
@@ -110,7 +111,7 @@ func (d *Daemon) fleetTick(ctx context.Context, e *entry) {
 			d.releaseSlot()
 			log.Debug("tick run by another replica")
 			return
-		case !errors.Is(err, store.ErrLocked):
+		case !errors.Is(err, model.ErrLocked):
 			log.Warn("claim the tick; trying again", zap.Error(err))
 		}
 		d.releaseSlot()

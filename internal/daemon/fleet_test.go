@@ -10,6 +10,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"hrsync/internal/runner"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -54,7 +55,7 @@ func TestFleet(t *testing.T) {
 		reg := runner.NewRegistry()
 		var scheds []Schedule
 		for _, tenant := range tenants {
-			k := runner.Key{Job: store.JobOrders, Tenant: tenant}
+			k := runner.Key{Job: model.JobOrders, Tenant: tenant}
 			if err := reg.Register(k.Job, tenant, func(context.Context) (runner.Result, error) {
 				mu.Lock()
 				calls = append(calls, call{k, replica})
@@ -91,11 +92,11 @@ func TestFleet(t *testing.T) {
 	ticks := map[runner.Key][]time.Time{}
 	byReplica := map[string]int{}
 	for _, tenant := range tenants {
-		k := runner.Key{Job: store.JobOrders, Tenant: tenant}
+		k := runner.Key{Job: model.JobOrders, Tenant: tenant}
 		for _, tk := range readTicks(t, stores["replica-a"], k) {
 			ticks[k] = append(ticks[k], tk.at)
 			byReplica[tk.replica]++
-			if tk.outcome != string(store.OutcomeOK) {
+			if tk.outcome != string(model.OutcomeOK) {
 				t.Errorf("%s tick %s: outcome %q, want ok", k, tk.at, tk.outcome)
 			}
 		}
@@ -105,7 +106,7 @@ func TestFleet(t *testing.T) {
 		perKeyReplica[c]++
 	}
 	for _, tenant := range tenants {
-		k := runner.Key{Job: store.JobOrders, Tenant: tenant}
+		k := runner.Key{Job: model.JobOrders, Tenant: tenant}
 		got := ticks[k]
 		if len(got) < 3 {
 			t.Fatalf("%s: %d ticks in 4.5s, want at least 3", k, len(got))

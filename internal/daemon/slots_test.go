@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"hrsync/internal/runner"
-	"hrsync/store"
+	"hrsync/model"
 )
 
 // TestMaxRuns schedules eight slow jobs every second on a daemon allowed
@@ -22,7 +22,7 @@ func TestMaxRuns(t *testing.T) {
 	var scheds []Schedule
 	for i := range 8 {
 		tenant := fmt.Sprintf("t%d", i)
-		if err := reg.Register(store.JobOrders, tenant, func(context.Context) (runner.Result, error) {
+		if err := reg.Register(model.JobOrders, tenant, func(context.Context) (runner.Result, error) {
 			n := going.Add(1)
 			defer going.Add(-1)
 			mu.Lock()
@@ -36,7 +36,7 @@ func TestMaxRuns(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		scheds = append(scheds, Schedule{Key: runner.Key{Job: store.JobOrders, Tenant: tenant}, Spec: "* * * * * *"})
+		scheds = append(scheds, Schedule{Key: runner.Key{Job: model.JobOrders, Tenant: tenant}, Spec: "* * * * * *"})
 	}
 	r, err := runner.New(runner.Options{Registry: reg})
 	if err != nil {

@@ -19,12 +19,13 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/internal/metrics"
+	"hrsync/model"
 	"hrsync/store"
 )
 
 // Key names one job of one tenant.
 type Key struct {
-	Job    store.Job
+	Job    model.Job
 	Tenant string
 }
 
@@ -35,7 +36,7 @@ func (k Key) String() string { return string(k.Job) + "/" + k.Tenant }
 type Result struct {
 	// Outcome is the cycle's overall outcome; empty is read as ok when the
 	// Func returns no error and as failed when it does.
-	Outcome store.RunOutcome
+	Outcome model.RunOutcome
 	// Counts are what the cycle did, summed over its runs; the keys of
 	// package metrics (created, grantsApplied, rejected) feed counters.
 	Counts map[string]int
@@ -59,7 +60,7 @@ type Result struct {
 
 // Func runs one cycle of a job for a tenant. It should let work in flight
 // finish and commit when ctx is cancelled, then return. An error wrapping
-// store.ErrLocked means another run holds the job's lock.
+// model.ErrLocked means another run holds the job's lock.
 type Func func(ctx context.Context) (Result, error)
 
 // ErrUnknownJob is returned by RunOnce for a job and tenant not registered.
@@ -82,7 +83,7 @@ func NewRegistry() *Registry {
 
 // Register adds the Func of a job for a tenant. Registering one key twice
 // is an error.
-func (r *Registry) Register(job store.Job, tenant string, fn Func) error {
+func (r *Registry) Register(job model.Job, tenant string, fn Func) error {
 	k := Key{Job: job, Tenant: tenant}
 	if job == "" || tenant == "" || fn == nil {
 		return fmt.Errorf("register %s: job, tenant and func are required", k)
@@ -164,11 +165,11 @@ func (r *Runner) Registry() *Registry { return r.opts.Registry }
 // RunOnce runs one cycle of the job k. A panic in the job is recovered,
 // logged with its stack, recorded as a failed run and returned as an error
 // wrapping ErrPanic; a held lock gives the locked outcome and an error
-// wrapping store.ErrLocked. The returned Result always has an outcome.
+// wrapping model.ErrLocked. The returned Result always has an outcome.
 func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 	fn, ok := r.opts.Registry.Lookup(k)
 	if !ok {
-		return Result{Outcome: store.OutcomeFailed}, fmt.Errorf("run %s: %w", k, ErrUnknownJob)
+		return Result{Outcome: model.OutcomeFailed}, fmt.Errorf("run %s: %w", k, ErrUnknownJob)
 	}
 	// The cycle id ties the runner's lines of one cycle together; the job's
 	// own lines carry the ids of the runs it records.
@@ -181,12 +182,12 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 	log.Info("cycle started")
 	res, err := r.call(ctx, k, fn, log)
 	switch {
-	case errors.Is(err, store.ErrLocked):
-		res.Outcome = store.OutcomeLocked
-	case err != nil && (res.Outcome == "" || res.Outcome == store.OutcomeOK || res.Outcome == store.OutcomeAttention):
-		res.Outcome = store.OutcomeFailed
+	case errors.Is(err, model.ErrLocked):
+		res.Outcome = model.OutcomeLocked
+	case err != nil && (res.Outcome == "" || res.Outcome == model.OutcomeOK || res.Outcome == model.OutcomeAttention):
+		res.Outcome = model.OutcomeFailed
 	case res.Outcome == "":
-		res.Outcome = store.OutcomeOK
+		res.Outcome = model.OutcomeOK
 	}
 	took := r.now().Sub(start)
 	if m != nil {
@@ -210,11 +211,11 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		fields = append(fields, zap.String("next", res.Next))
 	}
 	switch res.Outcome {
-	case store.OutcomeLocked:
+	case model.OutcomeLocked:
 		log.Info("cycle skipped: another run holds the lock", fields...)
-	case store.OutcomeFailed:
+	case model.OutcomeFailed:
 		log.Error("cycle failed", append(fields, zap.Error(err))...)
-	case store.OutcomeSafeguard, store.OutcomeAttention:
+	case model.OutcomeSafeguard, model.OutcomeAttention:
 		log.Warn("cycle done, needs attention", append(fields, zap.Error(err))...)
 	default:
 		log.Info("cycle done", fields...)
@@ -233,7 +234,7 @@ func (r *Runner) call(ctx context.Context, k Key, fn Func, log *zap.Logger) (res
 			return
 		}
 		err = fmt.Errorf("%s: %w: %v", k, ErrPanic, p)
-		res = Result{Outcome: store.OutcomeFailed}
+		res = Result{Outcome: model.OutcomeFailed}
 		log.Error("job panicked; recorded as a failed run", zap.Any("panic", p), zap.ByteString("stack", debug.Stack()))
 		if r.opts.Metrics != nil {
 			r.opts.Metrics.RunPanicked(string(k.Job), k.Tenant)
@@ -257,7 +258,7 @@ func (r *Runner) recordPanic(ctx context.Context, k Key, cause error) error {
 	if err := r.opts.Recorder.StartRun(rctx, store.Run{ID: id, Job: k.Job, Tenant: k.Tenant}); err != nil {
 		return fmt.Errorf("start run: %w", err)
 	}
-	if err := r.opts.Recorder.FinishRun(rctx, store.RunResult{ID: id, Outcome: store.OutcomeFailed, Err: cause}); err != nil {
+	if err := r.opts.Recorder.FinishRun(rctx, store.RunResult{ID: id, Outcome: model.OutcomeFailed, Err: cause}); err != nil {
 		return fmt.Errorf("finish run: %w", err)
 	}
 	return nil
@@ -265,22 +266,22 @@ func (r *Runner) recordPanic(ctx context.Context, k Key, cause error) error {
 
 // Rank orders outcomes from best to worst for an overall outcome: ok,
 // attention, locked, safeguard, failed.
-func Rank(o store.RunOutcome) int {
+func Rank(o model.RunOutcome) int {
 	switch o {
-	case store.OutcomeAttention:
+	case model.OutcomeAttention:
 		return 1
-	case store.OutcomeLocked:
+	case model.OutcomeLocked:
 		return 2
-	case store.OutcomeSafeguard:
+	case model.OutcomeSafeguard:
 		return 3
-	case store.OutcomeFailed, store.OutcomeRunning:
+	case model.OutcomeFailed, model.OutcomeRunning:
 		return 4
 	}
 	return 0
 }
 
 // Worst returns the worse of two outcomes by Rank.
-func Worst(a, b store.RunOutcome) store.RunOutcome {
+func Worst(a, b model.RunOutcome) model.RunOutcome {
 	if Rank(b) > Rank(a) {
 		return b
 	}

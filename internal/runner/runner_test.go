@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"hrsync/internal/metrics"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -33,7 +34,7 @@ func TestRegistry(t *testing.T) {
 	ok := func(context.Context) (Result, error) { return Result{}, nil }
 	t.Run("keys in order and lookup", func(t *testing.T) {
 		r := NewRegistry()
-		for _, k := range []Key{{store.JobPeople, "b"}, {store.JobPeople, "a"}, {store.JobOrders, "a"}} {
+		for _, k := range []Key{{model.JobPeople, "b"}, {model.JobPeople, "a"}, {model.JobOrders, "a"}} {
 			if err := r.Register(k.Job, k.Tenant, ok); err != nil {
 				t.Fatal(err)
 			}
@@ -46,22 +47,22 @@ func TestRegistry(t *testing.T) {
 		if strings.Join(got, " ") != want {
 			t.Errorf("keys %v, want %s", got, want)
 		}
-		if _, found := r.Lookup(Key{store.JobPersonalize, "a"}); found {
+		if _, found := r.Lookup(Key{model.JobPersonalize, "a"}); found {
 			t.Error("an unregistered job was found")
 		}
 	})
 	t.Run("refuses duplicates and blanks", func(t *testing.T) {
 		r := NewRegistry()
-		if err := r.Register(store.JobPeople, "a", ok); err != nil {
+		if err := r.Register(model.JobPeople, "a", ok); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Register(store.JobPeople, "a", ok); err == nil {
+		if err := r.Register(model.JobPeople, "a", ok); err == nil {
 			t.Error("a job registered twice for one tenant")
 		}
-		if err := r.Register(store.JobPeople, "", ok); err == nil {
+		if err := r.Register(model.JobPeople, "", ok); err == nil {
 			t.Error("a job registered without a tenant")
 		}
-		if err := r.Register(store.JobPeople, "b", nil); err == nil {
+		if err := r.Register(model.JobPeople, "b", nil); err == nil {
 			t.Error("a nil func registered")
 		}
 	})
@@ -79,18 +80,18 @@ func TestRunOnce(t *testing.T) {
 			return Result{Counts: map[string]int{metrics.CountCreated: 2}, GrantsHeld: &held,
 				RuleGrants: []metrics.RuleGrants{{Rule: "birthday", Applied: 5, Held: 1, Skipped: 2}}}, nil
 		},
-		"attention": func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeAttention}, nil },
+		"attention": func(context.Context) (Result, error) { return Result{Outcome: model.OutcomeAttention}, nil },
 		"error": func(context.Context) (Result, error) {
-			return Result{Outcome: store.OutcomeOK}, errors.New("source unreadable")
+			return Result{Outcome: model.OutcomeOK}, errors.New("source unreadable")
 		},
-		"safeguard": func(context.Context) (Result, error) { return Result{Outcome: store.OutcomeSafeguard}, nil },
+		"safeguard": func(context.Context) (Result, error) { return Result{Outcome: model.OutcomeSafeguard}, nil },
 		"locked": func(context.Context) (Result, error) {
-			return Result{}, fmt.Errorf("lock people sync of locked: %w", store.ErrLocked)
+			return Result{}, fmt.Errorf("lock people sync of locked: %w", model.ErrLocked)
 		},
 		"panic": func(context.Context) (Result, error) { panic("boom") },
 	}
 	for name, fn := range funcs {
-		if err := reg.Register(store.JobPeople, name, fn); err != nil {
+		if err := reg.Register(model.JobPeople, name, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +101,7 @@ func TestRunOnce(t *testing.T) {
 	}
 	run := func(t *testing.T, tenant string) (Result, error) {
 		t.Helper()
-		return r.RunOnce(t.Context(), Key{store.JobPeople, tenant})
+		return r.RunOnce(t.Context(), Key{model.JobPeople, tenant})
 	}
 	counter := func(t *testing.T, name, tenant, outcome string) float64 {
 		t.Helper()
@@ -132,7 +133,7 @@ func TestRunOnce(t *testing.T) {
 
 	t.Run("ok by default, context passed, metrics fed", func(t *testing.T) {
 		res, err := run(t, "ok")
-		if err != nil || res.Outcome != store.OutcomeOK {
+		if err != nil || res.Outcome != model.OutcomeOK {
 			t.Fatalf("outcome %q, err %v", res.Outcome, err)
 		}
 		if gotCtx == nil || gotCtx.Done() == nil {
@@ -155,21 +156,21 @@ func TestRunOnce(t *testing.T) {
 	})
 	t.Run("an error fails an ok outcome", func(t *testing.T) {
 		res, err := run(t, "error")
-		if err == nil || res.Outcome != store.OutcomeFailed {
+		if err == nil || res.Outcome != model.OutcomeFailed {
 			t.Errorf("outcome %q, err %v", res.Outcome, err)
 		}
 	})
 	t.Run("attention and safeguard kept", func(t *testing.T) {
-		if res, _ := run(t, "attention"); res.Outcome != store.OutcomeAttention {
+		if res, _ := run(t, "attention"); res.Outcome != model.OutcomeAttention {
 			t.Errorf("outcome %q", res.Outcome)
 		}
-		if res, _ := run(t, "safeguard"); res.Outcome != store.OutcomeSafeguard {
+		if res, _ := run(t, "safeguard"); res.Outcome != model.OutcomeSafeguard {
 			t.Errorf("outcome %q", res.Outcome)
 		}
 	})
 	t.Run("a held lock is the locked outcome", func(t *testing.T) {
 		res, err := run(t, "locked")
-		if !errors.Is(err, store.ErrLocked) || res.Outcome != store.OutcomeLocked {
+		if !errors.Is(err, model.ErrLocked) || res.Outcome != model.OutcomeLocked {
 			t.Errorf("outcome %q, err %v", res.Outcome, err)
 		}
 		if v := counter(t, "hrsync_runs_total", "locked", "locked"); v != 1 {
@@ -178,14 +179,14 @@ func TestRunOnce(t *testing.T) {
 	})
 	t.Run("a panic is recovered and recorded as a failed run", func(t *testing.T) {
 		res, err := run(t, "panic")
-		if !errors.Is(err, ErrPanic) || res.Outcome != store.OutcomeFailed {
+		if !errors.Is(err, ErrPanic) || res.Outcome != model.OutcomeFailed {
 			t.Fatalf("outcome %q, err %v", res.Outcome, err)
 		}
 		runs, err := st.LastRuns(t.Context(), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(runs) != 1 || runs[0].Tenant != "panic" || runs[0].Outcome != store.OutcomeFailed || !strings.Contains(runs[0].Error, "boom") {
+		if len(runs) != 1 || runs[0].Tenant != "panic" || runs[0].Outcome != model.OutcomeFailed || !strings.Contains(runs[0].Error, "boom") {
 			t.Errorf("recorded runs %+v, want one failed run of tenant panic saying boom", runs)
 		}
 		if v := counter(t, "hrsync_run_panics_total", "panic", ""); v != 1 {
@@ -196,7 +197,7 @@ func TestRunOnce(t *testing.T) {
 		}
 	})
 	t.Run("unknown job", func(t *testing.T) {
-		_, err := r.RunOnce(t.Context(), Key{store.JobOrders, "ok"})
+		_, err := r.RunOnce(t.Context(), Key{model.JobOrders, "ok"})
 		if !errors.Is(err, ErrUnknownJob) {
 			t.Errorf("err %v, want ErrUnknownJob", err)
 		}
@@ -204,7 +205,7 @@ func TestRunOnce(t *testing.T) {
 }
 
 func TestWorst(t *testing.T) {
-	order := []store.RunOutcome{store.OutcomeOK, store.OutcomeAttention, store.OutcomeLocked, store.OutcomeSafeguard, store.OutcomeFailed}
+	order := []model.RunOutcome{model.OutcomeOK, model.OutcomeAttention, model.OutcomeLocked, model.OutcomeSafeguard, model.OutcomeFailed}
 	for i, better := range order {
 		for _, worse := range order[i:] {
 			t.Run(fmt.Sprintf("%s-%s", better, worse), func(t *testing.T) {
@@ -318,20 +319,20 @@ func TestNotifierFollowsTheOutcome(t *testing.T) {
 	reg := NewRegistry()
 	jobs := map[string]Func{
 		"attention": func(context.Context) (Result, error) {
-			return Result{Outcome: store.OutcomeAttention, Cause: "2 rows rejected", Counts: map[string]int{"rejected": 2}}, nil
+			return Result{Outcome: model.OutcomeAttention, Cause: "2 rows rejected", Counts: map[string]int{"rejected": 2}}, nil
 		},
 		"panics": func(context.Context) (Result, error) { panic("boom") },
-		"locked": func(context.Context) (Result, error) { return Result{}, fmt.Errorf("lock: %w", store.ErrLocked) },
+		"locked": func(context.Context) (Result, error) { return Result{}, fmt.Errorf("lock: %w", model.ErrLocked) },
 		"errors": func(context.Context) (Result, error) {
-			return Result{Outcome: store.OutcomeOK}, errors.New("source down")
+			return Result{Outcome: model.OutcomeOK}, errors.New("source down")
 		},
 	}
 	for tenant, fn := range jobs {
-		if err := reg.Register(store.JobPeople, tenant, fn); err != nil {
+		if err := reg.Register(model.JobPeople, tenant, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	heard := map[string]store.RunOutcome{}
+	heard := map[string]model.RunOutcome{}
 	var causes []string
 	r, err := New(Options{Registry: reg, Recorder: openStore(t), Notifier: notifierFunc(func(_ context.Context, k Key, res Result, err error) {
 		heard[k.Tenant] = res.Outcome
@@ -344,10 +345,10 @@ func TestNotifierFollowsTheOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tenant := range jobs {
-		_, _ = r.RunOnce(t.Context(), Key{store.JobPeople, tenant})
+		_, _ = r.RunOnce(t.Context(), Key{model.JobPeople, tenant})
 	}
-	want := map[string]store.RunOutcome{"attention": store.OutcomeAttention, "panics": store.OutcomeFailed,
-		"locked": store.OutcomeLocked, "errors": store.OutcomeFailed}
+	want := map[string]model.RunOutcome{"attention": model.OutcomeAttention, "panics": model.OutcomeFailed,
+		"locked": model.OutcomeLocked, "errors": model.OutcomeFailed}
 	for tenant, o := range want {
 		if heard[tenant] != o {
 			t.Errorf("notifier heard %s: %q, want %q", tenant, heard[tenant], o)

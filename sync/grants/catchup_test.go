@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"hrsync/store"
+	"hrsync/model"
 	"hrsync/sync/grants"
 )
 
@@ -99,7 +99,7 @@ rules:
 	}
 	w.clock.set(tokyo(t, mar(12)))
 	rep := w.run(job, grants.RunFlags{})
-	if rep.Outcome != store.OutcomeOK {
+	if rep.Outcome != model.OutcomeOK {
 		t.Fatalf("catch-up run: %s: %s", rep.Outcome, rep.Cause)
 	}
 	want := owed(mar(2), mar(12))
@@ -117,7 +117,7 @@ rules:
 
 	calls := w.createCalls()
 	again := w.run(job, grants.RunFlags{})
-	if n := len(w.rec.take()); n != 0 || w.createCalls() != calls || again.Outcome != store.OutcomeOK {
+	if n := len(w.rec.take()); n != 0 || w.createCalls() != calls || again.Outcome != model.OutcomeOK {
 		t.Fatalf("a second run granted %d more (%d calls), outcome %s", n, w.createCalls()-calls, again.Outcome)
 	}
 }
@@ -188,7 +188,7 @@ func TestBudgetStopsBeforeAnyCall(t *testing.T) {
 
 	perRun := w.job(loadGrants(t, "maxPerRun: 1000\n"+strings.TrimPrefix(campaignRules, "timezone: Europe/Berlin\n")))
 	rep := w.run(perRun, grants.RunFlags{})
-	if rep.Outcome != store.OutcomeSafeguard || !strings.Contains(rep.Cause, "1500.00") || !strings.Contains(rep.Cause, "maxPerRun (1000.00)") {
+	if rep.Outcome != model.OutcomeSafeguard || !strings.Contains(rep.Cause, "1500.00") || !strings.Contains(rep.Cause, "maxPerRun (1000.00)") {
 		t.Fatalf("outcome %s, cause %q: want a safeguard naming the total 1500.00 and the cap", rep.Outcome, rep.Cause)
 	}
 	if w.createCalls() != calls {
@@ -203,21 +203,21 @@ rules:
   - {name: winter, type: campaign, key: winter-2027, date: "2027-12-01", amount: 100, locations: [Berlin]}
   - {name: bonus, type: campaign, key: bonus-2027, date: "2027-12-02", amount: 100, locations: [Berlin]}
 `))
-	if rep := w.run(month, grants.RunFlags{}); rep.Outcome != store.OutcomeOK {
+	if rep := w.run(month, grants.RunFlags{}); rep.Outcome != model.OutcomeOK {
 		t.Fatalf("first campaign: %s: %s", rep.Outcome, rep.Cause)
 	}
 	w.rec.take()
 	calls = w.createCalls()
 	w.clock.set(tokyo(t, dec1.AddDate(0, 0, 1)))
 	rep = w.run(month, grants.RunFlags{})
-	if rep.Outcome != store.OutcomeSafeguard || !strings.Contains(rep.Cause, "3000.00") || !strings.Contains(rep.Cause, "maxPerMonth (2500.00)") {
+	if rep.Outcome != model.OutcomeSafeguard || !strings.Contains(rep.Cause, "3000.00") || !strings.Contains(rep.Cause, "maxPerMonth (2500.00)") {
 		t.Fatalf("outcome %s, cause %q: want a safeguard naming the month's 3000.00 and the cap", rep.Outcome, rep.Cause)
 	}
 	if w.createCalls() != calls || len(w.rec.take()) != 0 {
 		t.Fatal("the stopped run called the platform")
 	}
 	rep = w.run(month, grants.RunFlags{OverrideSafeguards: true})
-	if got := len(w.rec.take()); rep.Outcome != store.OutcomeOK || got != 15 {
+	if got := len(w.rec.take()); rep.Outcome != model.OutcomeOK || got != 15 {
 		t.Fatalf("override: %s, %d granted, want ok and 15", rep.Outcome, got)
 	}
 }

@@ -36,7 +36,7 @@ import (
 const voidNote = "not granted: the person had left on the day (grants job)"
 
 // ErrLocked says another run of the grants job of the tenant holds the lock.
-var ErrLocked = store.ErrLocked
+var ErrLocked = model.ErrLocked
 
 // Options configure the grants job of one tenant.
 type Options struct {
@@ -126,7 +126,7 @@ func (j *Job) RunOnce(ctx context.Context, flags RunFlags) (*Report, error) {
 		}
 	}()
 	rep.RunID = uuid.NewString()
-	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: store.JobGrants, Tenant: j.opts.Tenant}); err != nil {
+	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobGrants, Tenant: j.opts.Tenant}); err != nil {
 		return rep, fmt.Errorf("record run start: %w", err)
 	}
 	log := j.log.With(zap.String("run", rep.RunID))
@@ -137,7 +137,7 @@ func (j *Job) RunOnce(ctx context.Context, flags RunFlags) (*Report, error) {
 	var runErr error
 	if err != nil {
 		runErr = err
-	} else if rep.Cause != "" && rep.outcome != store.OutcomeOK {
+	} else if rep.Cause != "" && rep.outcome != model.OutcomeOK {
 		runErr = errors.New(rep.Cause)
 	}
 	if ferr := j.store.FinishRun(fctx, store.RunResult{ID: rep.RunID, Outcome: rep.outcome, Counts: rep.Counts, Err: runErr}); ferr != nil {
@@ -191,7 +191,7 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
 		return err
 	}
-	if _, err := j.store.VoidOccurrences(ctx, store.JobGrants, plan.voids, voidNote); err != nil {
+	if _, err := j.store.VoidOccurrences(ctx, model.JobGrants, plan.voids, voidNote); err != nil {
 		return err
 	}
 	if plan.Safeguard != "" && !flags.OverrideSafeguards {
@@ -239,7 +239,7 @@ func (j *Job) sender(r config.GrantRule) (*sender.Sender, error) {
 		Tenant:              j.opts.Tenant,
 		CompanyID:           j.opts.CompanyID,
 		CollectionID:        j.opts.CollectionID,
-		Job:                 store.JobGrants,
+		Job:                 model.JobGrants,
 		Rule:                r.Name,
 		BatchSize:           j.opts.BatchSize,
 		Concurrency:         j.opts.Concurrency,

@@ -7,7 +7,6 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/model"
-	"hrsync/store"
 	"hrsync/sync/sender"
 )
 
@@ -47,18 +46,18 @@ type Report struct {
 	// Errors lists the distinct call errors.
 	Errors []string `json:"errors"`
 	// Outcome, Cause and Next are how the run ended, why, and what to do.
-	Outcome store.RunOutcome `json:"outcome"`
+	Outcome model.RunOutcome `json:"outcome"`
 	Cause   string           `json:"cause"`
 	Next    string           `json:"next"`
 
-	outcome   store.RunOutcome
+	outcome   model.RunOutcome
 	safeguard string
 	fatal     apiclient.Class
 	failures  int
 }
 
 func newReport(tenant string) *Report {
-	return &Report{Tenant: tenant, Rules: []*RuleResult{}, Counts: map[string]int{}, Errors: []string{}, outcome: store.OutcomeOK, Outcome: store.OutcomeOK}
+	return &Report{Tenant: tenant, Rules: []*RuleResult{}, Counts: map[string]int{}, Errors: []string{}, outcome: model.OutcomeOK, Outcome: model.OutcomeOK}
 }
 
 // rule returns the result of a rule, added on first use.
@@ -126,30 +125,30 @@ func (r *Report) settle(err error) {
 	nothing := fmt.Sprintf("granted %d (%.2f)", applied, granted)
 	switch {
 	case err != nil:
-		r.outcome, r.Cause, r.Next = store.OutcomeFailed, err.Error(), "fix the cause; the next run grants what is still due"
+		r.outcome, r.Cause, r.Next = model.OutcomeFailed, err.Error(), "fix the cause; the next run grants what is still due"
 	case r.safeguard != "":
-		r.outcome, r.Cause = store.OutcomeSafeguard, "budget: "+r.safeguard+"; nothing was granted"
+		r.outcome, r.Cause = model.OutcomeSafeguard, "budget: "+r.safeguard+"; nothing was granted"
 		r.Next = "check the rules and the budget; if the grants are right, run again once with --override-safeguards"
 	case r.fatal != "":
-		r.outcome = store.OutcomeFailed
+		r.outcome = model.OutcomeFailed
 		r.Cause = fmt.Sprintf("%s on a createPeople call; %s; %d not sent", r.fatal.Describe(), nothing, notApplied)
 		r.Next = "check HRSYNC_API_TOKEN (or api.tokenFile) and the companyId; the next run sends what is still due"
 	case r.Calls > 0 && applied == 0 && held == 0 && r.failures > 0:
-		r.outcome = store.OutcomeFailed
+		r.outcome = model.OutcomeFailed
 		r.Cause = fmt.Sprintf("every createPeople call failed (%s); nothing was granted", strings.Join(r.Errors, "; "))
 		r.Next = "the next run sends what is still due"
 	case held > 0 || notApplied > 0 || refused > 0:
-		r.outcome = store.OutcomeAttention
+		r.outcome = model.OutcomeAttention
 		r.Cause = fmt.Sprintf("%s; %d held, %d not applied, %d refused", nothing, held, notApplied, refused)
 		r.Next = "hrsync grants list (held grants: check the platform, then grants confirm or release)"
 	default:
-		r.outcome, r.Cause = store.OutcomeOK, nothing
+		r.outcome, r.Cause = model.OutcomeOK, nothing
 	}
 	r.Outcome = r.outcome
 }
 
 // Summary returns the run's outcome, cause and next step.
-func (r *Report) Summary() (store.RunOutcome, string, string) { return r.outcome, r.Cause, r.Next }
+func (r *Report) Summary() (model.RunOutcome, string, string) { return r.outcome, r.Cause, r.Next }
 
 // heldStates are the states of a held grant.
 func heldStates() []model.GrantState { return []model.GrantState{model.GrantUnknown} }

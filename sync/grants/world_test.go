@@ -27,6 +27,7 @@ import (
 	"hrsync/config"
 	"hrsync/emulator"
 	"hrsync/internal/emutest"
+	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
 	"hrsync/store"
@@ -227,7 +228,7 @@ func (w *world) sync(rows []row) {
 	if err != nil {
 		w.t.Fatalf("people sync: %v", err)
 	}
-	if o := rep.Outcome(); o != store.OutcomeOK {
+	if o := rep.Outcome(); o != model.OutcomeOK {
 		w.t.Fatalf("people sync: outcome %s (the export must be clean)", o)
 	}
 	w.last = path

@@ -218,7 +218,7 @@ func TestYearDayByDay(t *testing.T) {
 			lastExport = e
 		}
 		rep := w.run(job, grants.RunFlags{})
-		if rep.Outcome != store.OutcomeOK {
+		if rep.Outcome != model.OutcomeOK {
 			t.Fatalf("%s: outcome %s: %s", d.Format("2006-01-02"), rep.Outcome, rep.Cause)
 		}
 		compareDay(t, d, wantByDay[d], w.rec.take())
@@ -244,12 +244,12 @@ func TestYearDayByDay(t *testing.T) {
 	}
 	// The ledger holds each grant once, applied, under its rule and
 	// occurrence; the occurrences of people away on their day are voided.
-	got, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants,
+	got, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: model.JobGrants,
 		States: []model.GrantState{model.GrantApplied, model.GrantPending, model.GrantUnknown, model.GrantNotApplied}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	voided, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants, States: []model.GrantState{model.GrantVoided}})
+	voided, err := w.st.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: model.JobGrants, States: []model.GrantState{model.GrantVoided}})
 	if err != nil {
 		t.Fatal(err)
 	}

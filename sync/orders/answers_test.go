@@ -16,6 +16,7 @@ import (
 	"hrsync/apiclient"
 	"hrsync/emulator"
 	"hrsync/internal/contract"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -115,7 +116,7 @@ func TestListedOrdersOutsideTheDaysAreIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Listed != 1 || rep.OutsideWindow != 1 || rep.CountBelowRows != 0 || rep.Outcome() != store.OutcomeOK {
+	if rep.Listed != 1 || rep.OutsideWindow != 1 || rep.CountBelowRows != 0 || rep.Outcome() != model.OutcomeOK {
 		t.Fatalf("report = %+v", rep)
 	}
 	if _, ok, err := w.st.Order(t.Context(), "acme", in.ID); err != nil || !ok {
@@ -184,7 +185,7 @@ func TestStatusAnswerForAnotherOrderIsAnErrorForThatOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Polled != 1 || rep.PollErrors != 1 || rep.Outcome() != store.OutcomeAttention {
+	if rep.Polled != 1 || rep.PollErrors != 1 || rep.Outcome() != model.OutcomeAttention {
 		t.Fatalf("report = %+v", rep)
 	}
 	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0], placed.ID) || !strings.Contains(rep.Errors[0], "bad response") {

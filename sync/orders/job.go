@@ -20,6 +20,7 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -158,14 +159,14 @@ type Report struct {
 
 // Outcome is failed when the run stopped on an error, attention when some
 // status or product calls failed, ok otherwise.
-func (r *Report) Outcome() store.RunOutcome {
+func (r *Report) Outcome() model.RunOutcome {
 	switch {
 	case r.Failed:
-		return store.OutcomeFailed
+		return model.OutcomeFailed
 	case r.PollErrors > 0 || r.ProductErrors > 0:
-		return store.OutcomeAttention
+		return model.OutcomeAttention
 	}
-	return store.OutcomeOK
+	return model.OutcomeOK
 }
 
 // Counts are the report's counters as the run record keeps them.
@@ -219,7 +220,7 @@ func (j *Job) Window(ctx context.Context) (first, last time.Time, err error) {
 
 // RunOnce runs one cycle under the tenant's lock ("orders-<tenant>"): list,
 // upsert, poll, look up products, move the watermark, and record the run.
-// It returns store.ErrLocked at once when another run holds the lock.
+// It returns model.ErrLocked at once when another run holds the lock.
 func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	release, err := j.store.TryLock(ctx, "orders-"+j.opts.Tenant)
 	if err != nil {
@@ -232,7 +233,7 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	}()
 	rep := &Report{Tenant: j.opts.Tenant, RunID: newRunID()}
 	log := j.log.With(zap.String("run", rep.RunID))
-	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: store.JobOrders, Tenant: j.opts.Tenant}); err != nil {
+	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobOrders, Tenant: j.opts.Tenant}); err != nil {
 		rep.Failed = true
 		return rep, fmt.Errorf("record run start: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/emulator"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -116,7 +117,7 @@ func TestRunOnce(t *testing.T) {
 		if rep.FirstDay != today.AddDate(0, 0, -30).Format(time.DateOnly) || rep.LastDay != today.Format(time.DateOnly) {
 			t.Fatalf("window %s..%s", rep.FirstDay, rep.LastDay)
 		}
-		if rep.People != 2 || rep.Listed != 2 || rep.Polled != 2 || rep.ProductsRead != 1 || rep.Outcome() != store.OutcomeOK {
+		if rep.People != 2 || rep.Listed != 2 || rep.Polled != 2 || rep.ProductsRead != 1 || rep.Outcome() != model.OutcomeOK {
 			t.Fatalf("report = %+v", rep)
 		}
 		for _, id := range []string{in.ID, edge.ID} {
@@ -156,7 +157,7 @@ func TestRunOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.PollErrors != 2 || rep.Outcome() != store.OutcomeAttention || len(rep.Errors) == 0 {
+		if rep.PollErrors != 2 || rep.Outcome() != model.OutcomeAttention || len(rep.Errors) == 0 {
 			t.Fatalf("report = %+v", rep)
 		}
 	})

@@ -16,7 +16,6 @@ import (
 	"hrsync/emulator"
 	"hrsync/internal/emutest"
 	"hrsync/model"
-	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -171,7 +170,7 @@ func TestAnswerAccountingForNobodyHoldsEveryGrant(t *testing.T) {
 	rows := genPeople(3)
 	rep := a.run(false, rows, "a.csv")
 
-	if rep.Outcome() != store.OutcomeAttention || rep.HeldGrants != 3 {
+	if rep.Outcome() != model.OutcomeAttention || rep.HeldGrants != 3 {
 		t.Fatalf("outcome %s with %d held, want attention with 3 held", rep.Outcome(), rep.HeldGrants)
 	}
 	c := rep.Exports[0].Counts
@@ -207,7 +206,7 @@ func TestAnswerAccountingForNobodyHoldsEveryGrant(t *testing.T) {
 			t.Errorf("createPeople calls %d, want %d", got, calls+1)
 		}
 		c := rep.Exports[0].Counts
-		if rep.Outcome() != store.OutcomeAttention || rep.HeldGrants != 3 || c["resent"] != 0 || c["created"] != 1 || c["held"] != 3 {
+		if rep.Outcome() != model.OutcomeAttention || rep.HeldGrants != 3 || c["resent"] != 0 || c["created"] != 1 || c["held"] != 3 {
 			t.Errorf("outcome %s, held %d, counts %v; want attention, 3 held, 0 resent, 1 created", rep.Outcome(), rep.HeldGrants, c)
 		}
 		for id, b := range a.balances() {
@@ -234,7 +233,7 @@ func TestAnswerLeavingOnePersonOutHoldsOnlyThem(t *testing.T) {
 	rows := genPeople(3)
 	rep := a.run(false, rows, "a.csv")
 
-	if rep.Outcome() != store.OutcomeAttention || rep.HeldGrants != 1 {
+	if rep.Outcome() != model.OutcomeAttention || rep.HeldGrants != 1 {
 		t.Fatalf("outcome %s with %d held, want attention with 1 held", rep.Outcome(), rep.HeldGrants)
 	}
 	if c := rep.Exports[0].Counts; c["created"] != 2 || c["unknown"] != 1 {
@@ -307,7 +306,7 @@ func TestAnswerThatAccountsForEveryoneAppliesAll(t *testing.T) {
 		return got
 	})
 	rep := a.run(false, genPeople(3), "a.csv")
-	if rep.Outcome() != store.OutcomeOK || rep.Exports[0].Counts["created"] != 3 || rep.HeldGrants != 0 {
+	if rep.Outcome() != model.OutcomeOK || rep.Exports[0].Counts["created"] != 3 || rep.HeldGrants != 0 {
 		t.Fatalf("outcome %s, counts %v, held %d; want ok, 3 created, none held", rep.Outcome(), rep.Exports[0].Counts, rep.HeldGrants)
 	}
 	for _, entry := range a.logs.All() {
@@ -332,7 +331,7 @@ func TestUnreadableSuccessAnswerHoldsEveryGrant(t *testing.T) {
 		_, _ = w.Write([]byte(`{"created": true`))
 	}))
 	rep := a.run(false, genPeople(2), "a.csv")
-	if c := rep.Exports[0].Counts; c["created"] != 0 || c["unknown"] != 2 || rep.Outcome() != store.OutcomeAttention {
+	if c := rep.Exports[0].Counts; c["created"] != 0 || c["unknown"] != 2 || rep.Outcome() != model.OutcomeAttention {
 		t.Fatalf("outcome %s, counts %v; want attention, created 0, unknown 2", rep.Outcome(), c)
 	}
 	if held := a.heldIDs(); len(held) != 2 {

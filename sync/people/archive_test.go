@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
 	"hrsync/sync/people"
@@ -60,7 +61,7 @@ func TestChangedAfterRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	er := rep.Exports[0]
-	if er.Outcome != store.OutcomeAttention || er.ArchivedAs != "" || er.Counts["created"] != 3 {
+	if er.Outcome != model.OutcomeAttention || er.ArchivedAs != "" || er.Counts["created"] != 3 {
 		t.Fatalf("export report %+v, want attention, 3 created, not archived", er)
 	}
 	if !strings.Contains(er.Cause, "3 people created") || !strings.Contains(er.Cause, "changed after it was read") ||
@@ -71,10 +72,10 @@ func TestChangedAfterRead(t *testing.T) {
 		t.Error("no next step")
 	}
 	outcome, cause, _ := rep.Summary()
-	if outcome != store.OutcomeAttention || !strings.HasPrefix(cause, "employees.csv: ") {
+	if outcome != model.OutcomeAttention || !strings.HasPrefix(cause, "employees.csv: ") {
 		t.Errorf("summary %s %q", outcome, cause)
 	}
-	if run := e.lastRun(); run.Outcome != store.OutcomeAttention || !strings.Contains(run.Error, "changed after it was read") {
+	if run := e.lastRun(); run.Outcome != model.OutcomeAttention || !strings.Contains(run.Error, "changed after it was read") {
 		t.Errorf("run record %s %q, want attention saying the export changed", run.Outcome, run.Error)
 	}
 	if _, seen, err := e.st.SourceFileByHash(t.Context(), "acme", first.sha); err != nil || !seen {
@@ -88,7 +89,7 @@ func TestChangedAfterRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	er = rep.Exports[0]
-	if er.Outcome != store.OutcomeOK || er.Counts["created"] != 1 || er.Counts["unchanged"] != 3 || er.ArchivedAs != "processed/employees.csv" {
+	if er.Outcome != model.OutcomeOK || er.Counts["created"] != 1 || er.Counts["unchanged"] != 3 || er.ArchivedAs != "processed/employees.csv" {
 		t.Fatalf("second run %+v, want ok, 1 created, 3 unchanged, archived", er)
 	}
 	if calls := e.createCalls(); calls != 2 {
@@ -112,7 +113,7 @@ func TestChangedWhileRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	er := rep.Exports[0]
-	if er.Outcome != store.OutcomeAttention || len(f.archived) != 0 || e.createCalls() != 0 {
+	if er.Outcome != model.OutcomeAttention || len(f.archived) != 0 || e.createCalls() != 0 {
 		t.Fatalf("report %+v, archived %v, calls %d: want attention, nothing archived, no call", er, f.archived, e.createCalls())
 	}
 	if !strings.Contains(er.Cause, "changed while it was read") {
@@ -121,7 +122,7 @@ func TestChangedWhileRead(t *testing.T) {
 	if _, seen, _ := e.st.SourceFileByHash(t.Context(), "acme", f.sha); seen {
 		t.Error("a file changed while read is recorded")
 	}
-	if run := e.lastRun(); run.Outcome != store.OutcomeAttention {
+	if run := e.lastRun(); run.Outcome != model.OutcomeAttention {
 		t.Errorf("run record %s", run.Outcome)
 	}
 }
@@ -141,13 +142,13 @@ func TestUnusableBesideGood(t *testing.T) {
 		t.Fatalf("exports %+v", rep.Exports)
 	}
 	b, g := rep.Exports[0], rep.Exports[1]
-	if b.Outcome != store.OutcomeFailed || b.ArchivedAs != "failed/bad.csv" || !strings.Contains(b.Cause, "cannot be read") {
+	if b.Outcome != model.OutcomeFailed || b.ArchivedAs != "failed/bad.csv" || !strings.Contains(b.Cause, "cannot be read") {
 		t.Errorf("bad export %+v, want failed, in failed/, saying why", b)
 	}
-	if g.Outcome != store.OutcomeOK || g.ArchivedAs != "processed/good.csv" || g.Counts["created"] != 2 {
+	if g.Outcome != model.OutcomeOK || g.ArchivedAs != "processed/good.csv" || g.Counts["created"] != 2 {
 		t.Errorf("good export %+v, want ok, 2 created, in processed/", g)
 	}
-	if rep.Outcome() != store.OutcomeFailed {
+	if rep.Outcome() != model.OutcomeFailed {
 		t.Errorf("run outcome %s, want failed", rep.Outcome())
 	}
 }
@@ -159,11 +160,11 @@ func TestArchiveGoneOrRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		err     error
-		outcome store.RunOutcome
+		outcome model.RunOutcome
 		says    string
 	}{
-		{"gone", fmt.Errorf("employees.csv is no longer in the drop folder: %w", fs.ErrNotExist), store.OutcomeOK, "removed from the drop folder"},
-		{"refused", errors.New("archive employees.csv: permission denied"), store.OutcomeAttention, "could not be archived"},
+		{"gone", fmt.Errorf("employees.csv is no longer in the drop folder: %w", fs.ErrNotExist), model.OutcomeOK, "removed from the drop folder"},
+		{"refused", errors.New("archive employees.csv: permission denied"), model.OutcomeAttention, "could not be archived"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

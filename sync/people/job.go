@@ -44,7 +44,7 @@ type Options struct {
 	SendEmail bool
 	// GrantReason names the initial grant in its key (default
 	// model.InitialGrantReason). It is the people sync's rule in the
-	// ledger's scope (store.JobPeople, GrantReason).
+	// ledger's scope (model.JobPeople, GrantReason).
 	GrantReason string
 	// Safeguards stop a run whose export looks wrong. They are taken as
 	// given (the configuration supplies DefaultSafeguards' values).
@@ -99,7 +99,7 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 		// The job's whole scope, not only GrantReason: its lock covers
 		// every grant the people sync made, whatever reason was configured
 		// when it made them.
-		Job:                 store.JobPeople,
+		Job:                 model.JobPeople,
 		BatchSize:           opts.BatchSize,
 		Concurrency:         opts.Concurrency,
 		Amount:              opts.Amount,

@@ -5,13 +5,13 @@ import (
 	"strings"
 
 	"hrsync/apiclient"
-	"hrsync/store"
+	"hrsync/model"
 )
 
 // verdict is how a people run ended, in the words of its last line: the
 // outcome, its cause and the operator's next step.
 type verdict struct {
-	outcome store.RunOutcome
+	outcome model.RunOutcome
 	cause   string
 	next    string
 }
@@ -33,9 +33,9 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	fatal, dominant := failureClasses(res)
 	switch {
 	case fatal != "":
-		return verdict{store.OutcomeFailed, refusedCause(fatal, res), fatal.NextStep() + "; " + stays}
+		return verdict{model.OutcomeFailed, refusedCause(fatal, res), fatal.NextStep() + "; " + stays}
 	case res.Calls > 0 && res.Created == 0 && res.Unknown == 0 && res.NotApplied > 0:
-		return verdict{store.OutcomeFailed, refusedCause(dominant, res), dominant.NextStep() + "; " + stays}
+		return verdict{model.OutcomeFailed, refusedCause(dominant, res), dominant.NextStep() + "; " + stays}
 	}
 	var parts []string
 	if n := len(plan.Rejections); n > 0 {
@@ -55,7 +55,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	}
 	done := createdPhrase(res)
 	if len(parts) == 0 {
-		return verdict{outcome: store.OutcomeOK, cause: done}
+		return verdict{outcome: model.OutcomeOK, cause: done}
 	}
 	next := seeReport
 	if res.Refused > 0 {
@@ -68,7 +68,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	if res.NotApplied > 0 {
 		next = dominant.NextStep() + "; the people not created are sent again by the next run"
 	}
-	return verdict{store.OutcomeAttention, done + "; " + strings.Join(parts, "; "), next}
+	return verdict{model.OutcomeAttention, done + "; " + strings.Join(parts, "; "), next}
 }
 
 // maxNamed bounds the externalIds a cause names.
@@ -176,10 +176,10 @@ func tripMessages(trips []Trip) string {
 // Summary is the run's outcome with its cause and next step, for the last
 // line of `hrsync run` and the run's record: the worst export's, or, with no
 // export, what waits (held grants) or why the exports could not be listed.
-func (r *Report) Summary() (outcome store.RunOutcome, cause, next string) {
+func (r *Report) Summary() (outcome model.RunOutcome, cause, next string) {
 	outcome = r.Outcome()
 	if r.Error != "" {
-		return store.OutcomeFailed, r.Error, r.Next
+		return model.OutcomeFailed, r.Error, r.Next
 	}
 	for _, e := range r.Exports {
 		if e.Outcome == outcome {
@@ -193,7 +193,7 @@ func (r *Report) Summary() (outcome store.RunOutcome, cause, next string) {
 	if len(r.Exports) == 0 {
 		cause = "no export ready"
 	}
-	if outcome == store.OutcomeAttention && next == "" && r.HeldGrants > 0 {
+	if outcome == model.OutcomeAttention && next == "" && r.HeldGrants > 0 {
 		cause += fmt.Sprintf("; %s held from earlier runs", plural(r.HeldGrants, "grant", "grants"))
 		next = "check the platform, then 'hrsync grants list' and confirm or release the held grants"
 	}

@@ -192,7 +192,7 @@ func TestCreatesOnceWithBalances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rep.Outcome(); got != store.OutcomeOK {
+	if got := rep.Outcome(); got != model.OutcomeOK {
 		t.Fatalf("outcome %s, want ok: %+v", got, rep)
 	}
 	if calls := e.createCalls(); calls != 3 { // 7 people in batches of 3
@@ -261,7 +261,7 @@ func TestUnknownOutcomeIsHeldNotResent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Outcome() != store.OutcomeAttention || rep.HeldGrants != 3 {
+	if rep.Outcome() != model.OutcomeAttention || rep.HeldGrants != 3 {
 		t.Fatalf("outcome %s with %d held, want attention with 3 held", rep.Outcome(), rep.HeldGrants)
 	}
 	calls := e.createCalls()
@@ -358,11 +358,11 @@ func TestNotAppliedIsSentAgain(t *testing.T) {
 func TestInterruptedIntentIsHeld(t *testing.T) {
 	e := newEnv(t)
 	// A run that committed its intent and died before the outcome.
-	if err := e.st.StartRun(t.Context(), store.Run{ID: "dead-run", Job: store.JobPeople, Tenant: "acme"}); err != nil {
+	if err := e.st.StartRun(t.Context(), store.Run{ID: "dead-run", Job: model.JobPeople, Tenant: "acme"}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.st.BeginBatch(t.Context(), store.BatchIntent{
-		RunID: "dead-run", Tenant: "acme", Job: store.JobPeople, IdempotencyKey: "k1", RequestSHA: "x",
+		RunID: "dead-run", Tenant: "acme", Job: model.JobPeople, IdempotencyKey: "k1", RequestSHA: "x",
 		People: []store.PersonRow{{ExternalID: "000001", Email: "p1@example.com", FirstName: "First", LastName: "Last1"}},
 		Grants: []model.Grant{{ExternalID: "000001", Reason: "initial", Occurrence: "1", Amount: 10}},
 	})
@@ -384,7 +384,7 @@ func TestInterruptedIntentIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		if r.ID == "dead-run" && (r.Outcome != store.OutcomeFailed || r.FinishedAt.IsZero()) {
+		if r.ID == "dead-run" && (r.Outcome != model.OutcomeFailed || r.FinishedAt.IsZero()) {
 			t.Errorf("the interrupted run is %s (finished %v), want failed", r.Outcome, r.FinishedAt)
 		}
 	}
@@ -404,7 +404,7 @@ func TestSafeguards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome() != store.OutcomeSafeguard {
+		if rep.Outcome() != model.OutcomeSafeguard {
 			t.Fatalf("outcome %s, want safeguard", rep.Outcome())
 		}
 		names := map[string]bool{}
@@ -435,7 +435,7 @@ func TestSafeguards(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome() != store.OutcomeOK || rep.Exports[0].Counts["departed"] != 20 {
+		if rep.Outcome() != model.OutcomeOK || rep.Exports[0].Counts["departed"] != 20 {
 			t.Fatalf("outcome %s, departed %d; want ok and 20", rep.Outcome(), rep.Exports[0].Counts["departed"])
 		}
 	})
@@ -464,7 +464,7 @@ func TestSafeguardsSmallPopulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome() != store.OutcomeSafeguard || len(rep.Exports[0].Safeguards) == 0 ||
+		if rep.Outcome() != model.OutcomeSafeguard || len(rep.Exports[0].Safeguards) == 0 ||
 			rep.Exports[0].Safeguards[0].Name != "maxDepartedRatio" || rep.Exports[0].Safeguards[0].Threshold != people.SmallPopulationDepartedRatio {
 			t.Fatalf("outcome %s, trips %+v; want a maxDepartedRatio stop at 50%%", rep.Outcome(), rep.Exports[0].Safeguards)
 		}
@@ -477,7 +477,7 @@ func TestSafeguardsSmallPopulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome() != store.OutcomeSafeguard || rep.Exports[0].Safeguards[0].Name != "noAcceptedRow" {
+		if rep.Outcome() != model.OutcomeSafeguard || rep.Exports[0].Safeguards[0].Name != "noAcceptedRow" {
 			t.Fatalf("outcome %s, trips %+v; want a noAcceptedRow stop", rep.Outcome(), rep.Exports[0].Safeguards)
 		}
 		rep, err = e.job(nil).RunOnce(t.Context(), feed(e.export("d.csv", nil)), people.RunFlags{OverrideSafeguards: true})
@@ -493,7 +493,7 @@ func TestSafeguardsSmallPopulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome() != store.OutcomeOK || rep.Exports[0].Counts["departed"] != 5 || active(t) != 5 {
+		if rep.Outcome() != model.OutcomeOK || rep.Exports[0].Counts["departed"] != 5 || active(t) != 5 {
 			t.Errorf("outcome %s, departed %d, active %d; want ok, 5 and 5", rep.Outcome(), rep.Exports[0].Counts["departed"], active(t))
 		}
 	})

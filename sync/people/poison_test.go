@@ -6,7 +6,6 @@ import (
 
 	"hrsync/emulator"
 	"hrsync/model"
-	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -30,7 +29,7 @@ func TestPoisonPersonIsIsolated(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := rep.Exports[0]
-	if ex.Outcome != store.OutcomeAttention || rep.Outcome() != store.OutcomeAttention {
+	if ex.Outcome != model.OutcomeAttention || rep.Outcome() != model.OutcomeAttention {
 		t.Fatalf("outcome %s, want attention: %+v", ex.Outcome, ex)
 	}
 	for _, want := range []string{"6 people created", "1 person refused by the platform (400 invalid_input: addBalance: above the maximum of 1000): 000005"} {
@@ -74,7 +73,7 @@ func TestPoisonPersonIsIsolated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ex := rep.Exports[0]; !ex.Duplicate || ex.Outcome != store.OutcomeOK || e.createCalls() != calls {
+		if ex := rep.Exports[0]; !ex.Duplicate || ex.Outcome != model.OutcomeOK || e.createCalls() != calls {
 			t.Errorf("re-dropped: %+v; %d new calls", ex, e.createCalls()-calls)
 		}
 	})
@@ -86,7 +85,7 @@ func TestPoisonPersonIsIsolated(t *testing.T) {
 			t.Fatal(err)
 		}
 		ex := rep.Exports[0]
-		if ex.Outcome != store.OutcomeAttention || ex.Counts["created"] != 1 || ex.Counts["refused"] != 1 {
+		if ex.Outcome != model.OutcomeAttention || ex.Counts["created"] != 1 || ex.Counts["refused"] != 1 {
 			t.Errorf("later export: %s %v %q", ex.Outcome, ex.Counts, ex.Cause)
 		}
 		if g := e.grants(model.GrantNotApplied); len(g) != 1 || g[0].Attempts < 3 {
@@ -104,7 +103,7 @@ func TestPoisonPersonIsIsolated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ex := rep.Exports[0]; ex.Outcome != store.OutcomeOK || ex.Counts["created"] != 1 {
+		if ex := rep.Exports[0]; ex.Outcome != model.OutcomeOK || ex.Counts["created"] != 1 {
 			t.Errorf("c.csv: %s %v %q", ex.Outcome, ex.Counts, ex.Cause)
 		}
 		if bal := e.balances(); bal["000005"] != 5000 {

@@ -90,7 +90,7 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	for _, t := range er.Safeguards {
 		summary.Stops = append(summary.Stops, t.Message)
 	}
-	if er.Outcome == store.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
+	if er.Outcome == model.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
 		summary.Override = rs.override(archivedAs)
 		er.Next = "once you have checked the export, run it once past the safeguards: " + summary.Override
 		summary.Next = er.Next
@@ -98,7 +98,7 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	for _, r := range er.Rejections {
 		summary.Rejections = append(summary.Rejections, reports.Rejection{Line: r.Line, Column: r.Field, Reason: r.Reason})
 	}
-	if rejectsName != "" && er.Outcome == store.OutcomeAttention && er.Next == seeReport {
+	if rejectsName != "" && er.Outcome == model.OutcomeAttention && er.Next == seeReport {
 		// The page is the report: its next step is the fix.
 		summary.Next = "fix the rejected rows in " + rejectsName + " (beside this report) and drop that file into the drop folder again"
 	}

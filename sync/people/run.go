@@ -45,7 +45,7 @@ type RunFlags struct {
 }
 
 // ErrLocked says another run of the same job and tenant holds the lock.
-var ErrLocked = store.ErrLocked
+var ErrLocked = model.ErrLocked
 
 // ErrUnusable marks an error of Export.Read that makes the export unusable
 // as a whole, so that no later run can read it either: a file that cannot
@@ -60,7 +60,7 @@ type ExportReport struct {
 	RunID      string            `json:"runId"`
 	Tenant     string            `json:"tenant"`
 	Source     string            `json:"source"`
-	Outcome    store.RunOutcome  `json:"outcome"`
+	Outcome    model.RunOutcome  `json:"outcome"`
 	Duplicate  bool              `json:"duplicate,omitempty"`
 	Counts     map[string]int    `json:"counts"`
 	Safeguards []Trip            `json:"safeguards,omitempty"`
@@ -103,19 +103,19 @@ type Report struct {
 
 // Outcome is the run's overall outcome: the worst of its exports'; with held
 // grants, at least attention.
-func (r *Report) Outcome() store.RunOutcome {
-	rank := map[store.RunOutcome]int{store.OutcomeOK: 0, store.OutcomeAttention: 1, store.OutcomeSafeguard: 2, store.OutcomeFailed: 3}
-	worst := store.OutcomeOK
+func (r *Report) Outcome() model.RunOutcome {
+	rank := map[model.RunOutcome]int{model.OutcomeOK: 0, model.OutcomeAttention: 1, model.OutcomeSafeguard: 2, model.OutcomeFailed: 3}
+	worst := model.OutcomeOK
 	if r.Error != "" {
-		return store.OutcomeFailed
+		return model.OutcomeFailed
 	}
 	for _, e := range r.Exports {
 		if rank[e.Outcome] > rank[worst] {
 			worst = e.Outcome
 		}
 	}
-	if worst == store.OutcomeOK && r.HeldGrants > 0 {
-		worst = store.OutcomeAttention
+	if worst == model.OutcomeOK && r.HeldGrants > 0 {
+		worst = model.OutcomeAttention
 	}
 	return worst
 }
@@ -139,7 +139,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	// snapshot's refresh at the end.
 	var loads stateLoads
 	rep := &Report{Tenant: j.opts.Tenant}
-	if n, err := j.store.FailInterrupted(ctx, store.JobPeople, j.opts.Tenant); err != nil {
+	if n, err := j.store.FailInterrupted(ctx, model.JobPeople, j.opts.Tenant); err != nil {
 		return rep, fmt.Errorf("close interrupted runs: %w", err)
 	} else if n > 0 {
 		j.log.Warn("runs that a crash or a kill interrupted are recorded as failed", zap.Int("runs", n))
@@ -229,8 +229,8 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		er:  ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}}
 	// The API client's lines of this run carry its id too.
 	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
-	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: store.JobPeople, Tenant: j.opts.Tenant}); err != nil {
-		x.er.Outcome, x.er.Error = store.OutcomeFailed, err.Error()
+	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+		x.er.Outcome, x.er.Error = model.OutcomeFailed, err.Error()
 		return x.er, fmt.Errorf("record run start: %w", err)
 	}
 	var duplicate bool
@@ -296,11 +296,11 @@ func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, pla
 		planErr = j.dropRefused(ctx, plan)
 	}
 	if planErr != nil || plan.Create.Len() == 0 {
-		x.er.Outcome, x.er.Duplicate = store.OutcomeOK, true
+		x.er.Outcome, x.er.Duplicate = model.OutcomeOK, true
 		x.er.Counts = map[string]int{"duplicate": 1}
 		x.er.Cause = "already processed (same content); archived without a change"
 		x.log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
-		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: store.OutcomeOK, Counts: x.er.Counts}, true)
+		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeOK, Counts: x.er.Counts}, true)
 		return plan, true, err
 	}
 	x.er.Duplicate = true
@@ -319,9 +319,9 @@ func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportRe
 	}
 	if sources.IsFileError(err) || errors.Is(err, ErrUnusable) {
 		x.log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
-		x.er.Outcome, x.er.Error = store.OutcomeFailed, err.Error()
+		x.er.Outcome, x.er.Error = model.OutcomeFailed, err.Error()
 		x.er.Cause, x.er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
-		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: store.OutcomeFailed, Err: err,
+		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeFailed, Err: err,
 			SourceFile: x.sourceFile(store.SourceFailed, sources.Stats{})}, false)
 	}
 	return j.fail(ctx, x.log, x.er, nil, err)
@@ -331,13 +331,13 @@ func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportRe
 // goes to failed/ with its report.
 func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (ExportReport, error) {
 	x.er.Safeguards = plan.Trips
-	x.er.Outcome = store.OutcomeSafeguard
+	x.er.Outcome = model.OutcomeSafeguard
 	err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
 	x.er.Error = err.Error()
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
 	x.er.Next = "check the export; if it is right, run it once with --override-safeguards"
 	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
-	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: store.OutcomeSafeguard, Err: err,
+	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: err,
 		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats)}, false)
 }
 
@@ -367,11 +367,11 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 	result := store.RunResult{ID: x.er.RunID, Outcome: x.er.Outcome, Counts: x.er.Counts,
 		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows,
 		Corrections: plan.Stats.Corrections}
-	if v.outcome != store.OutcomeOK {
+	if v.outcome != model.OutcomeOK {
 		result.Err = errors.New(v.cause)
 	}
 	switch {
-	case v.outcome == store.OutcomeFailed:
+	case v.outcome == model.OutcomeFailed:
 		// Nothing the platform refused is lost: the export stays in place,
 		// unrecorded, and the next run sends the people again.
 		x.er.Error = v.cause
@@ -456,10 +456,10 @@ func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
 	rep.Error, rep.Next = err.Error(), "check the tenant's source (drop folder or SQL query) and its permissions"
 	runID := uuid.NewString()
 	j.log.Error("people sync failed: the source could not be read", zap.String("run", runID), zap.Error(err))
-	if serr := j.store.StartRun(ctx, store.Run{ID: runID, Job: store.JobPeople, Tenant: j.opts.Tenant}); serr != nil {
+	if serr := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); serr != nil {
 		return errors.Join(err, fmt.Errorf("record run start: %w", serr))
 	}
-	if cerr := j.commit(ctx, store.RunResult{ID: runID, Outcome: store.OutcomeFailed, Err: err}); cerr != nil {
+	if cerr := j.commit(ctx, store.RunResult{ID: runID, Outcome: model.OutcomeFailed, Err: err}); cerr != nil {
 		return errors.Join(err, cerr)
 	}
 	return err
@@ -477,12 +477,12 @@ func (j *Job) commit(ctx context.Context, res store.RunResult) error {
 
 // fail records a failed run whose export stays in place for the next run.
 func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, rejections []model.Rejection, err error) (ExportReport, error) {
-	er.Outcome, er.Error = store.OutcomeFailed, err.Error()
+	er.Outcome, er.Error = model.OutcomeFailed, err.Error()
 	er.Cause, er.Next = err.Error(), "see the logs; "+stays
 	log.Error("people sync failed", zap.Error(err))
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
 	defer cancel()
-	if ferr := j.store.FinishRun(fctx, store.RunResult{ID: er.RunID, Outcome: store.OutcomeFailed, Counts: er.Counts,
+	if ferr := j.store.FinishRun(fctx, store.RunResult{ID: er.RunID, Outcome: model.OutcomeFailed, Counts: er.Counts,
 		Err: err, Rejections: rejections}); ferr != nil {
 		log.Error("record failed run", zap.Error(ferr))
 	}
@@ -513,7 +513,7 @@ func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res st
 			j.recordReports(ctx, er)
 		}
 	}
-	if res.Err != nil && res.Outcome == store.OutcomeFailed {
+	if res.Err != nil && res.Outcome == model.OutcomeFailed {
 		return er, res.Err
 	}
 	return er, nil
@@ -545,8 +545,8 @@ func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunRes
 		next = "check that the drop folder and its " + "processed/ and failed/ are writable and the disk is not full"
 		log.Error("archive the export", zap.Error(aerr))
 	}
-	if next != "" && outcome == store.OutcomeOK {
-		outcome = store.OutcomeAttention
+	if next != "" && outcome == model.OutcomeOK {
+		outcome = model.OutcomeAttention
 	}
 	er.Outcome, er.Cause, er.Next = outcome, joinNonEmpty(er.Cause, note), joinNonEmpty(er.Next, next)
 	errText := note
@@ -568,7 +568,7 @@ func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunRes
 // read: what was read may mix two versions, so nothing of it is applied or
 // recorded; it stays in place and the next run reads it whole.
 func (j *Job) changedWhileRead(ctx context.Context, log *zap.Logger, er ExportReport) (ExportReport, error) {
-	er.Outcome = store.OutcomeAttention
+	er.Outcome = model.OutcomeAttention
 	er.Cause = "changed while it was read, so nothing of it was applied: it stays in the drop folder, and the next run reads it whole again"
 	er.Next = "nothing is lost; if exports are still being written when hrsync reads them, raise the drop folder's stableFor or use done markers"
 	log.Warn("the export changed while it was read; nothing applied, it stays for the next run")

@@ -495,7 +495,7 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Outcome() != store.OutcomeOK {
+			if rep.Outcome() != model.OutcomeOK {
 				t.Fatalf("outcome %s: %+v", rep.Outcome(), rep.Exports)
 			}
 		}

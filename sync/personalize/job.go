@@ -213,7 +213,7 @@ func InWindow(start, today time.Time, before, after time.Duration) bool {
 }
 
 // ErrLocked says another run of the same job and tenant holds the lock.
-var ErrLocked = store.ErrLocked
+var ErrLocked = model.ErrLocked
 
 // errStopped marks a run whose context ended before every item was done.
 var errStopped = errors.New("run stopped")

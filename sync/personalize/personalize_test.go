@@ -293,7 +293,7 @@ func TestRunAgainstEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcome() != store.OutcomeOK || rep.Counts["done"] != 12 || rep.Counts["calls"] != 24 {
+		if rep.Outcome() != model.OutcomeOK || rep.Counts["done"] != 12 || rep.Counts["calls"] != 24 {
 			t.Fatalf("report %+v", rep)
 		}
 		got := rows(t, st)
@@ -374,7 +374,7 @@ func TestRefusedCollection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Refused) != 1 || rep.Refused[0].CollectionID != plain || rep.Outcome() != store.OutcomeAttention {
+		if len(rep.Refused) != 1 || rep.Refused[0].CollectionID != plain || rep.Outcome() != model.OutcomeAttention {
 			t.Fatalf("refused %+v, outcome %s", rep.Refused, rep.Outcome())
 		}
 		if rep.Counts["done"] != 3 {
@@ -397,7 +397,7 @@ func TestRefusedCollection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := personalizeCalls(emu); n != 0 || len(rep.Refused) != 0 || rep.Outcome() != store.OutcomeOK || rep.Counts["refusedCollections"] != 1 {
+		if n := personalizeCalls(emu); n != 0 || len(rep.Refused) != 0 || rep.Outcome() != model.OutcomeOK || rep.Counts["refusedCollections"] != 1 {
 			t.Errorf("%d calls, refused %+v, outcome %s, counts %+v", n, rep.Refused, rep.Outcome(), rep.Counts)
 		}
 	})
@@ -424,18 +424,18 @@ func TestRunFailsWhenNoCallCanSucceed(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		err       *apiclient.Error
-		outcome   store.RunOutcome
+		outcome   model.RunOutcome
 		calls     int32
 		errorSays string
 	}{
 		{"refused token", &apiclient.Error{Op: apiclient.OpPersonalize, Status: 401, Code: "unauthorized", Outcome: apiclient.OutcomeNotApplied},
-			store.OutcomeFailed, 1, "401 unauthorized"},
+			model.OutcomeFailed, 1, "401 unauthorized"},
 		{"refused company", &apiclient.Error{Op: apiclient.OpPersonalize, Status: 403, Code: "forbidden", Outcome: apiclient.OutcomeNotApplied},
-			store.OutcomeFailed, 1, "403 forbidden"},
+			model.OutcomeFailed, 1, "403 forbidden"},
 		{"not reached", &apiclient.Error{Op: apiclient.OpPersonalize, Outcome: apiclient.OutcomeNotApplied, Err: errors.New("connect: connection refused")},
-			store.OutcomeFailed, 3, "could not be reached on every personalize call of the run (3)"},
+			model.OutcomeFailed, 3, "could not be reached on every personalize call of the run (3)"},
 		{"5xx on every call", &apiclient.Error{Op: apiclient.OpPersonalize, Status: 500, Outcome: apiclient.OutcomeUnknown},
-			store.OutcomeAttention, 3, ""},
+			model.OutcomeAttention, 3, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var calls atomic.Int32
@@ -492,7 +492,7 @@ func TestFailuresAndStatuses(t *testing.T) {
 		}
 		rep := run(t)
 		r := rows(t, st)[key(p.ExternalID, coll)]
-		if rep.Outcome() != store.OutcomeAttention || rep.Counts["retry"] != 1 || calls.Load() != 1 {
+		if rep.Outcome() != model.OutcomeAttention || rep.Counts["retry"] != 1 || calls.Load() != 1 {
 			t.Fatalf("report %+v, %d calls", rep.Counts, calls.Load())
 		}
 		if r.State != store.PersonalizationRetry || r.Failures != 1 || r.Attempts != 1 || !r.NextAttemptAt.Equal(now.Add(time.Minute)) {
@@ -525,7 +525,7 @@ func TestFailuresAndStatuses(t *testing.T) {
 		}
 		now = now.Add(24 * time.Hour)
 		rep = run(t)
-		if calls.Load() != 0 || rep.Counts["leftForOperator"] != 1 || rep.Outcome() != store.OutcomeAttention {
+		if calls.Load() != 0 || rep.Counts["leftForOperator"] != 1 || rep.Outcome() != model.OutcomeAttention {
 			t.Errorf("a failed personalization was called again: %d calls, %+v", calls.Load(), rep.Counts)
 		}
 	})
@@ -554,7 +554,7 @@ func TestFailuresAndStatuses(t *testing.T) {
 			t.Fatal(err)
 		}
 		r = rows(t, st)[key(p.ExternalID, coll)]
-		if calls.Load() != 1 || rep.Counts["unusable"] != 1 || r.State != store.PersonalizationError || rep.Outcome() != store.OutcomeAttention {
+		if calls.Load() != 1 || rep.Counts["unusable"] != 1 || r.State != store.PersonalizationError || rep.Outcome() != model.OutcomeAttention {
 			t.Fatalf("%d calls, report %+v, row %+v", calls.Load(), rep.Counts, r)
 		}
 		calls.Store(0)
@@ -562,7 +562,7 @@ func TestFailuresAndStatuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if calls.Load() != 0 || rep.Counts["knownUnusable"] != 1 || rep.Outcome() != store.OutcomeOK {
+		if calls.Load() != 0 || rep.Counts["knownUnusable"] != 1 || rep.Outcome() != model.OutcomeOK {
 			t.Errorf("unusable fields were sent again or reported again: %d calls, %+v, %s", calls.Load(), rep.Counts, rep.Outcome())
 		}
 	})
@@ -602,14 +602,14 @@ func TestLockAndStop(t *testing.T) {
 		}()
 		rep, err := job.RunOnce(ctx)
 		wg.Wait()
-		if !errors.Is(err, context.Canceled) || rep.Outcome() != store.OutcomeFailed || rep.Counts["stopped"] != 4 {
+		if !errors.Is(err, context.Canceled) || rep.Outcome() != model.OutcomeFailed || rep.Counts["stopped"] != 4 {
 			t.Fatalf("error %v, report %+v", err, rep)
 		}
 		if got := rows(t, st); len(got) != 0 {
 			t.Errorf("a stopped run committed %d rows", len(got))
 		}
 		runs, err := st.LastRuns(t.Context(), 1)
-		if err != nil || len(runs) != 1 || runs[0].Job != store.JobPersonalize || runs[0].Outcome != store.OutcomeFailed || runs[0].SourceRows != nil {
+		if err != nil || len(runs) != 1 || runs[0].Job != model.JobPersonalize || runs[0].Outcome != model.OutcomeFailed || runs[0].SourceRows != nil {
 			t.Errorf("run record %+v, %v", runs, err)
 		}
 	})
@@ -625,7 +625,7 @@ func TestNoExportAndDisabled(t *testing.T) {
 		var none *export
 		job := newJob(t, personalize.Options{Collections: []string{"c"}}, st, fake, none)
 		rep, err := job.RunOnce(t.Context())
-		if err != nil || rep.Outcome() != store.OutcomeOK || rep.Source != "" {
+		if err != nil || rep.Outcome() != model.OutcomeOK || rep.Source != "" {
 			t.Errorf("report %+v, error %v", rep, err)
 		}
 	})
@@ -642,7 +642,7 @@ func TestNoExportAndDisabled(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range runs {
-			if r.Job == store.JobPersonalize && r.Counts["planned"] != 0 {
+			if r.Job == model.JobPersonalize && r.Counts["planned"] != 0 {
 				t.Errorf("disabled job recorded %+v", r)
 			}
 		}

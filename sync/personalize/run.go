@@ -15,6 +15,7 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -41,18 +42,18 @@ type Report struct {
 	GaveUp []GaveUp `json:"gaveUp,omitempty"`
 	// Error is why the run failed, if it did.
 	Error   string `json:"error,omitempty"`
-	outcome store.RunOutcome
+	outcome model.RunOutcome
 }
 
 // Outcome is how the run ended: failed when an error stopped it; attention
 // when, in this run, a collection was refused, a call failed or the
 // platform found source fields unusable, or when personalizations are left
 // for an operator; ok otherwise.
-func (r *Report) Outcome() store.RunOutcome {
+func (r *Report) Outcome() model.RunOutcome {
 	if r.outcome != "" {
 		return r.outcome
 	}
-	return store.OutcomeOK
+	return model.OutcomeOK
 }
 
 // RunOnce runs one cycle for the tenant under the lock
@@ -80,7 +81,7 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 		}
 	}()
 	rep.RunID = uuid.NewString()
-	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: store.JobPersonalize, Tenant: j.opts.Tenant}); err != nil {
+	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPersonalize, Tenant: j.opts.Tenant}); err != nil {
 		return rep, fmt.Errorf("record run start: %w", err)
 	}
 	log := j.log.With(zap.String("run", rep.RunID))
@@ -103,13 +104,13 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	}
 	switch {
 	case err != nil:
-		rep.outcome, rep.Error = store.OutcomeFailed, err.Error()
+		rep.outcome, rep.Error = model.OutcomeFailed, err.Error()
 		log.Error("personalization failed", zap.Error(err))
 	case len(rep.Refused) > 0 || rep.Counts["retry"] > 0 || rep.Counts["gaveUp"] > 0 || rep.Counts["unusable"] > 0 ||
 		rep.Counts["leftForOperator"] > 0:
-		rep.outcome = store.OutcomeAttention
+		rep.outcome = model.OutcomeAttention
 	default:
-		rep.outcome = store.OutcomeOK
+		rep.outcome = model.OutcomeOK
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
 	defer cancel()

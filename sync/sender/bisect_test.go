@@ -131,7 +131,7 @@ func newPeopleRows(people []model.Person) []store.PersonRow {
 // their intent) over ts and platform, under a new run.
 func sendWith(ctx context.Context, t *testing.T, ts storetest.Store, platform Creator, items Items, mutate func(*Options)) (string, *Result, error) {
 	t.Helper()
-	opts := Options{Tenant: "acme", CollectionID: "c", Job: store.JobPeople, BatchSize: 10, Concurrency: 1, PersonRows: newPeopleRows}
+	opts := Options{Tenant: "acme", CollectionID: "c", Job: model.JobPeople, BatchSize: 10, Concurrency: 1, PersonRows: newPeopleRows}
 	if mutate != nil {
 		mutate(&opts)
 	}

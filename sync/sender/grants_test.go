@@ -41,7 +41,7 @@ func newGrantsEnv(t *testing.T, ts storetest.Store, people int) *grantsEnv {
 			Grant: sender.Grant{Reason: model.InitialGrantReason, Occurrence: "1", AddBalance: 10},
 		})
 	}
-	res, err := e.sender(store.JobPeople, model.InitialGrantReason, false, func(o *sender.Options) {
+	res, err := e.sender(model.JobPeople, model.InitialGrantReason, false, func(o *sender.Options) {
 		o.PersonRows = func(ps []model.Person) []store.PersonRow {
 			rows := make([]store.PersonRow, len(ps))
 			for i, p := range ps {
@@ -50,7 +50,7 @@ func newGrantsEnv(t *testing.T, ts storetest.Store, people int) *grantsEnv {
 			}
 			return rows
 		}
-	}).Send(t.Context(), e.run(store.JobPeople), items)
+	}).Send(t.Context(), e.run(model.JobPeople), items)
 	if err != nil || res.Applied != people {
 		t.Fatalf("the people sync created %+v (%v), want %d people", res, err, people)
 	}
@@ -58,7 +58,7 @@ func newGrantsEnv(t *testing.T, ts storetest.Store, people int) *grantsEnv {
 }
 
 // sender is a Sender of job and rule for the tenant.
-func (e *grantsEnv) sender(job store.Job, rule string, trust bool, mutate func(*sender.Options)) *sender.Sender {
+func (e *grantsEnv) sender(job model.Job, rule string, trust bool, mutate func(*sender.Options)) *sender.Sender {
 	e.t.Helper()
 	opts := sender.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
@@ -75,7 +75,7 @@ func (e *grantsEnv) sender(job store.Job, rule string, trust bool, mutate func(*
 }
 
 // run records a new run of job and returns its id.
-func (e *grantsEnv) run(job store.Job) string {
+func (e *grantsEnv) run(job model.Job) string {
 	e.t.Helper()
 	id := uuid.NewString()
 	if err := e.ts.St.StartRun(e.t.Context(), store.Run{ID: id, Job: job, Tenant: "acme"}); err != nil {
@@ -178,10 +178,10 @@ func TestGrantsToExistingPeopleAreAppliedOnce(t *testing.T) {
 		e := newGrantsEnv(t, ts, 6)
 		_, before := e.state("E01")
 		people := e.platformPeople()
-		birthday := e.sender(store.JobGrants, "birthday", false, nil)
+		birthday := e.sender(model.JobGrants, "birthday", false, nil)
 		items := e.grants("birthday", "2026", 25, "E01", "E02", "E03", "E04", "E05")
 
-		res, err := birthday.Send(t.Context(), e.run(store.JobGrants), items)
+		res, err := birthday.Send(t.Context(), e.run(model.JobGrants), items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,7 +208,7 @@ func TestGrantsToExistingPeopleAreAppliedOnce(t *testing.T) {
 		}
 
 		calls := e.calls()
-		_, err = birthday.Send(t.Context(), e.run(store.JobGrants), items)
+		_, err = birthday.Send(t.Context(), e.run(model.JobGrants), items)
 		if !errors.Is(err, store.ErrGrantConflict) {
 			t.Errorf("the same grants sent again: %v, want a grant conflict", err)
 		}
@@ -229,8 +229,8 @@ func TestHeldGrantIsResentOnlyInItsScope(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		e := newGrantsEnv(t, ts, 3)
 		e.fault(emulator.Fault{When: emulator.After, Status: 500, Count: 1})
-		res, err := e.sender(store.JobGrants, "birthday", false, nil).
-			Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01", "E02"))
+		res, err := e.sender(model.JobGrants, "birthday", false, nil).
+			Send(t.Context(), e.run(model.JobGrants), e.grants("birthday", "2026", 25, "E01", "E02"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,9 +243,9 @@ func TestHeldGrantIsResentOnlyInItsScope(t *testing.T) {
 
 		calls := e.calls()
 		for name, s := range map[string]*sender.Sender{
-			"the grants job without trust":      e.sender(store.JobGrants, "birthday", false, nil),
-			"the people sync, trusting the key": e.sender(store.JobPeople, model.InitialGrantReason, true, nil),
-			"another rule, trusting the key":    e.sender(store.JobGrants, "anniversary", true, nil),
+			"the grants job without trust":      e.sender(model.JobGrants, "birthday", false, nil),
+			"the people sync, trusting the key": e.sender(model.JobPeople, model.InitialGrantReason, true, nil),
+			"another rule, trusting the key":    e.sender(model.JobGrants, "anniversary", true, nil),
 		} {
 			if n, err := s.HoldInterrupted(t.Context()); err != nil || n != 0 {
 				t.Errorf("%s held %d (%v)", name, n, err)
@@ -262,7 +262,7 @@ func TestHeldGrantIsResentOnlyInItsScope(t *testing.T) {
 			t.Errorf("%d calls outside the held grants' scope", n)
 		}
 
-		res, err = e.sender(store.JobGrants, "birthday", true, nil).ResendHeld(t.Context(), e.run(store.JobGrants),
+		res, err = e.sender(model.JobGrants, "birthday", true, nil).ResendHeld(t.Context(), e.run(model.JobGrants),
 			func(id string) (model.Person, bool) {
 				p, _ := e.state(id)
 				return p, true
@@ -278,7 +278,7 @@ func TestHeldGrantIsResentOnlyInItsScope(t *testing.T) {
 				t.Errorf("%s's grant %+v, want applied on its second attempt", id, g)
 			}
 		}
-		j, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", Job: store.JobGrants})
+		j, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", Job: model.JobGrants})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,9 +295,9 @@ func TestNotAppliedGrantIsSentAgain(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		e := newGrantsEnv(t, ts, 2)
 		e.fault(emulator.Fault{When: emulator.Before, Status: 400, Count: 1})
-		campaign := e.sender(store.JobGrants, "", false, nil)
+		campaign := e.sender(model.JobGrants, "", false, nil)
 		items := e.grants("berlin-dec", "2026-12-01", 50, "E01", "E02")
-		res, err := campaign.Send(t.Context(), e.run(store.JobGrants), items)
+		res, err := campaign.Send(t.Context(), e.run(model.JobGrants), items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +307,7 @@ func TestNotAppliedGrantIsSentAgain(t *testing.T) {
 		if g := e.grant("E01", "berlin-dec", "2026-12-01"); g.State != model.GrantNotApplied {
 			t.Fatalf("E01's grant is %s", g.State)
 		}
-		res, err = campaign.Send(t.Context(), e.run(store.JobGrants), items)
+		res, err = campaign.Send(t.Context(), e.run(model.JobGrants), items)
 		if err != nil || res.Applied != 2 {
 			t.Fatalf("second send: %+v (%v)", res, err)
 		}
@@ -333,8 +333,8 @@ func TestPoisonGrantIsIsolated(t *testing.T) {
 		}
 		items := e.grants("anniversary", "2026", 100, "E01", "E02", "E03", "E04", "E05", "E06")
 		items[4].Grant.AddBalance = 5000
-		res, err := e.sender(store.JobGrants, "anniversary", false, func(o *sender.Options) { o.BatchSize = 6 }).
-			Send(t.Context(), e.run(store.JobGrants), items)
+		res, err := e.sender(model.JobGrants, "anniversary", false, func(o *sender.Options) { o.BatchSize = 6 }).
+			Send(t.Context(), e.run(model.JobGrants), items)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,24 +369,24 @@ func TestInterruptedGrantIsHeldByItsJobOnly(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		e := newGrantsEnv(t, ts, 2)
 		if _, err := ts.St.BeginBatch(t.Context(), store.BatchIntent{
-			RunID: e.run(store.JobGrants), Tenant: "acme", Job: store.JobGrants, IdempotencyKey: "k-dead", RequestSHA: "x", ItemCount: 1,
+			RunID: e.run(model.JobGrants), Tenant: "acme", Job: model.JobGrants, IdempotencyKey: "k-dead", RequestSHA: "x", ItemCount: 1,
 			Grants: []model.Grant{{ExternalID: "E01", Reason: "birthday", Occurrence: "2026", Amount: 25}},
 		}); err != nil {
 			t.Fatal(err)
 		}
-		people := e.sender(store.JobPeople, model.InitialGrantReason, true, nil)
+		people := e.sender(model.JobPeople, model.InitialGrantReason, true, nil)
 		if n, err := people.HoldInterrupted(t.Context()); err != nil || n != 0 {
 			t.Errorf("the people sync held %d (%v)", n, err)
 		}
 		if g := e.grant("E01", "birthday", "2026"); g.State != model.GrantPending {
 			t.Errorf("the grants job's call in flight became %s", g.State)
 		}
-		birthday := e.sender(store.JobGrants, "birthday", false, nil)
+		birthday := e.sender(model.JobGrants, "birthday", false, nil)
 		if n, err := birthday.HoldInterrupted(t.Context()); err != nil || n != 1 {
 			t.Errorf("the grants job held %d (%v), want 1", n, err)
 		}
 		calls := e.calls()
-		_, err := birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01"))
+		_, err := birthday.Send(t.Context(), e.run(model.JobGrants), e.grants("birthday", "2026", 25, "E01"))
 		if !errors.Is(err, store.ErrGrantConflict) || e.calls() != calls {
 			t.Errorf("a held grant sent again: %v, %d calls", err, e.calls()-calls)
 		}
@@ -400,19 +400,19 @@ func TestSendRefusesWhatItMustNotSend(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, ts storetest.Store) {
 		e := newGrantsEnv(t, ts, 2)
 		calls := e.calls()
-		birthday := e.sender(store.JobGrants, "birthday", false, nil)
-		_, err := birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("anniversary", "2026", 25, "E01"))
+		birthday := e.sender(model.JobGrants, "birthday", false, nil)
+		_, err := birthday.Send(t.Context(), e.run(model.JobGrants), e.grants("anniversary", "2026", 25, "E01"))
 		if !errors.Is(err, sender.ErrOutOfScope) {
 			t.Errorf("another rule's item: %v, want ErrOutOfScope", err)
 		}
-		_, err = birthday.Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01", "E01"))
+		_, err = birthday.Send(t.Context(), e.run(model.JobGrants), e.grants("birthday", "2026", 25, "E01", "E01"))
 		if err == nil {
 			t.Error("a call with the same person twice was sent")
 		}
 		if n := e.calls() - calls; n != 0 {
 			t.Errorf("%d calls", n)
 		}
-		j, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", Job: store.JobGrants})
+		j, err := ts.St.Journal(t.Context(), store.JournalFilter{Tenant: "acme", Job: model.JobGrants})
 		if err != nil || len(j) != 0 {
 			t.Errorf("journal %+v (%v), want no intent", j, err)
 		}
@@ -428,8 +428,8 @@ func TestRefusedTokenStopsTheRemainingCalls(t *testing.T) {
 		e := newGrantsEnv(t, ts, 8)
 		e.fault(emulator.Fault{When: emulator.Before, Status: 401, Count: 1})
 		calls := e.calls()
-		res, err := e.sender(store.JobGrants, "birthday", false, func(o *sender.Options) { o.BatchSize, o.Concurrency = 2, 1 }).
-			Send(t.Context(), e.run(store.JobGrants), e.grants("birthday", "2026", 25, "E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08"))
+		res, err := e.sender(model.JobGrants, "birthday", false, func(o *sender.Options) { o.BatchSize, o.Concurrency = 2, 1 }).
+			Send(t.Context(), e.run(model.JobGrants), e.grants("birthday", "2026", 25, "E01", "E02", "E03", "E04", "E05", "E06", "E07", "E08"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +442,7 @@ func TestRefusedTokenStopsTheRemainingCalls(t *testing.T) {
 		if n := e.calls() - calls; n != 1 {
 			t.Errorf("%d calls reached the platform, want 1", n)
 		}
-		gs, err := ts.St.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: store.JobGrants})
+		gs, err := ts.St.ListGrants(t.Context(), store.GrantFilter{Tenant: "acme", Job: model.JobGrants})
 		if err != nil || len(gs) != 2 || gs[0].State != model.GrantNotApplied {
 			t.Errorf("ledger %+v (%v), want the refused call's 2 grants, not applied", gs, err)
 		}

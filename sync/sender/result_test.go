@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"hrsync/apiclient"
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -52,14 +53,14 @@ func TestNewChecksItsOptions(t *testing.T) {
 			}
 		}
 	}
-	s, err := New(Options{Tenant: "acme", Job: store.JobGrants, Rule: "birthday", CollectionID: "c"}, nil, nil, nil)
+	s, err := New(Options{Tenant: "acme", Job: model.JobGrants, Rule: "birthday", CollectionID: "c"}, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.BatchSize() != 100 || s.opts.Concurrency != 4 || s.opts.FinishTimeout == 0 {
 		t.Errorf("defaults: batch %d, concurrency %d, finish timeout %v", s.BatchSize(), s.opts.Concurrency, s.opts.FinishTimeout)
 	}
-	if sc := s.Scope(); sc != (store.Scope{Job: store.JobGrants, Rule: "birthday"}) {
+	if sc := s.Scope(); sc != (store.Scope{Job: model.JobGrants, Rule: "birthday"}) {
 		t.Errorf("scope %+v", sc)
 	}
 }

@@ -50,9 +50,9 @@ type Options struct {
 	Tenant       string
 	CompanyID    string
 	CollectionID string
-	// Job is the job whose grants the Sender sends (store.JobPeople,
-	// store.JobGrants). Required: the ledger and the journal record it.
-	Job store.Job
+	// Job is the job whose grants the Sender sends (model.JobPeople,
+	// model.JobGrants). Required: the ledger and the journal record it.
+	Job model.Job
 	// Rule, when set, narrows the scope to the grants of that reason: Send
 	// refuses an item of another reason, and HoldInterrupted and ResendHeld
 	// act on that rule's grants only. "" means every rule of the job.
