@@ -17,7 +17,6 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/config"
-	"hrsync/internal/runner"
 	"hrsync/sources"
 	"hrsync/sources/dropfolder"
 	"hrsync/sources/sqlsrc"
@@ -30,9 +29,8 @@ import (
 type app struct {
 	cfg *config.Config
 	log *zap.Logger
-	// observer and progress are set by run and daemon (jobs.go).
+	// observer is set by run and daemon (jobs.go).
 	observer apiclient.Observer
-	progress *runner.Progress
 	// replica names this process in the runs it records and the ticks it
 	// claims (replica.go).
 	replica string
@@ -169,18 +167,41 @@ func loadAppStore(cmd *cobra.Command) (*app, *store.Store, error) {
 	return a, st, nil
 }
 
-// loadAppStoreReadOnly is loadAppStore for the commands that only read the
-// state (status, plan, grants list, orders show): it never creates it.
-func loadAppStoreReadOnly(cmd *cobra.Command) (*app, *store.Store, error) {
+// readOnly is what a command that only reads the state starts with: its
+// output format, the configuration, the state opened read-only (never
+// created) and the tenants it acts on.
+type readOnly struct {
+	a       *app
+	st      *store.Store
+	tenants []config.Tenant
+	asJSON  bool
+}
+
+// withReadOnly is the one preamble of the read-only commands (status, plan,
+// plan grants, grants list, orders show): output format → read-only store
+// → tenants (unless allTenants: the command filters by --tenant itself) →
+// fn → close.
+func withReadOnly(cmd *cobra.Command, allTenants bool, fn func(ro readOnly) error) error {
+	format, err := outputFormat(cmd)
+	if err != nil {
+		return err
+	}
 	a, err := loadApp(cmd)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	st, err := a.openStoreReadOnly(cmd)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return a, st, nil
+	defer st.Close() //nolint:errcheck // read only
+	ro := readOnly{a: a, st: st, tenants: a.cfg.Tenants, asJSON: format == outputJSON}
+	if !allTenants {
+		if ro.tenants, err = a.tenants(cmd); err != nil {
+			return err
+		}
+	}
+	return fn(ro)
 }
 
 // openStoreReadOnly opens the configured state for reading, creating nothing
@@ -251,32 +272,6 @@ func (a *app) newClient() (*apiclient.Client, error) {
 		return nil, withCode(exitUsage, fmt.Errorf("api client: %w", err))
 	}
 	return c, nil
-}
-
-// peopleJob builds the people sync of one tenant.
-func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator) (*people.Job, error) {
-	return people.New(people.Options{
-		Tenant:         t.Name,
-		CompanyID:      t.CompanyID,
-		CollectionID:   t.CollectionID,
-		BatchSize:      t.People.BatchSize,
-		Concurrency:    t.People.Concurrency,
-		DefaultBalance: t.People.DefaultBalance,
-		Amount:         t.People.Amount,
-		SendEmail:      t.People.SendEmail,
-		GrantReason:    t.People.GrantReason,
-		Safeguards: people.Safeguards{
-			MaxDepartedRatio: t.Safeguards.MaxDepartedRatio,
-			MinRowsRatio:     t.Safeguards.MinRowsRatio,
-			MaxRejectedRatio: t.Safeguards.MaxRejectedRatio,
-			MinPopulation:    t.Safeguards.MinPopulation,
-		},
-		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
-		Progress:            a.peopleProgress(t.Name),
-		OverrideCommand: func(archivedAs string) string {
-			return safeguardNextStep(a.configPath, t.Name, archivedAs)
-		},
-	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
 }
 
 // feed lists the tenant's ready exports. With files given, those files are

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"hrsync/internal/runner"
 	"slices"
 	"time"
 
@@ -28,7 +29,7 @@ const pushTimeout = 15 * time.Second
 func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 	m := metrics.New()
 	known := metrics.Known{Tenants: tenantNames(tenants)}
-	for _, j := range allJobs() {
+	for _, j := range runner.Jobs() {
 		known.Jobs = append(known.Jobs, string(j))
 	}
 	for _, o := range model.FinishedOutcomes() {
@@ -61,7 +62,7 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 		a.log.Warn("the time of the last success is not read from the store; it shows after the next success", zap.Error(err))
 	}
 	for k, at := range last {
-		if slices.Contains(names, k.Tenant) && slices.Contains(allJobs(), k.Job) {
+		if slices.Contains(names, k.Tenant) && slices.Contains(runner.Jobs(), k.Job) {
 			m.SetLastSuccess(string(k.Job), k.Tenant, at)
 		}
 	}
@@ -138,14 +139,14 @@ func tenantGaugesOf(job model.Job) []string {
 // Pushgateway of the configuration, one group per job and tenant; without
 // one it does nothing. A failed push is logged, never returned: it must not
 // change the run's outcome or exit code.
-func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []cycleEnd) {
+func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []runner.End) {
 	mc := a.cfg.Metrics
 	if m == nil || mc.Pushgateway.Value() == "" || len(ends) == 0 {
 		return
 	}
 	groups := make([]metrics.Group, 0, len(ends))
 	for _, e := range ends {
-		groups = append(groups, metrics.Group{Job: string(e.key.Job), Tenant: e.key.Tenant, TenantGauges: tenantGaugesOf(e.key.Job)})
+		groups = append(groups, metrics.Group{Job: string(e.Key.Job), Tenant: e.Key.Tenant, TenantGauges: tenantGaugesOf(e.Key.Job)})
 	}
 	// Pushed even when the run was stopped by a signal: its outcome is what
 	// an alert wants to see.

@@ -112,7 +112,7 @@ func (c *cycleNotifier) wants(tenant string, outcome model.RunOutcome) bool {
 // next step as its last line says them, and for a people cycle its files,
 // safeguard stops, rejected rows and held grants.
 func (c *cycleNotifier) event(k runner.Key, res runner.Result, err error) notify.Event {
-	cause, next := describeCycle(&cycleEnd{key: k, res: res, err: err})
+	cause, next := (&runner.End{Key: k, Res: res, Err: err}).Describe()
 	e := notify.Event{Job: string(k.Job), Tenant: k.Tenant, Outcome: string(res.Outcome), Cause: cause, Next: next,
 		Counts: res.Counts, At: time.Now().UTC()}
 	if e.Counts == nil {
@@ -128,7 +128,7 @@ func (c *cycleNotifier) event(k runner.Key, res runner.Result, err error) notify
 			e.Stops = append(e.Stops, x.Source+": "+t.Message)
 		}
 		if x.Outcome == model.OutcomeSafeguard && e.Override == "" {
-			e.Override = safeguardNextStep(c.configPath, rep.Tenant, x.ArchivedAs)
+			e.Override = people.OverrideCommand(c.configPath, rep.Tenant, x.ArchivedAs)
 		}
 		for _, r := range x.Rejections {
 			if len(e.Rejections) == notify.MaxRejections {

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"hrsync/internal/textfmt"
 	"io"
 	"sort"
 	"strings"
@@ -12,88 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap"
 
 	"hrsync/api"
 	"hrsync/apiclient"
-	"hrsync/config"
-	"hrsync/internal/runner"
-	"hrsync/model"
 	"hrsync/store"
-	"hrsync/sync/orders"
 )
-
-// ordersJob builds the orders job of one tenant.
-func (a *app) ordersJob(t config.Tenant, st *store.Store, client orders.API) (*orders.Job, error) {
-	o := t.Orders
-	return orders.New(orders.Options{
-		Tenant:           t.Name,
-		CompanyID:        t.CompanyID,
-		CollectionID:     t.CollectionID,
-		BackfillDays:     o.BackfillDays,
-		OverlapDays:      o.OverlapDays,
-		UserIDsChunk:     o.UserIDsChunk,
-		PollConcurrency:  o.PollConcurrency,
-		StopPollingAfter: o.StopPollingAfter.Duration,
-		ProductRefresh:   o.ProductRefresh.Duration,
-		Country:          o.Country,
-		Language:         o.Language,
-	}, st, client, a.log.With(zap.String("tenant", t.Name), zap.String("job", "orders")))
-}
-
-// ordersFunc is one orders cycle of a tenant as a runner.Func (`hrsync run
-// orders` and the daemon): its report is printed to opts.out. client must
-// also read orders (an *apiclient.Client does).
-func (a *app) ordersFunc(t config.Tenant, st *store.Store, client any, opts jobOptions) runner.Func {
-	return func(ctx context.Context) (runner.Result, error) {
-		api, ok := client.(orders.API)
-		if !ok {
-			return runner.Result{Outcome: model.OutcomeFailed}, fmt.Errorf("orders job of %s: the API client cannot read orders", t.Name)
-		}
-		job, err := a.ordersJob(t, st, api)
-		if err != nil {
-			return runner.Result{Outcome: model.OutcomeFailed}, err
-		}
-		rep, err := job.RunOnce(ctx)
-		if rep == nil {
-			return runner.Result{}, err
-		}
-		if opts.out != nil {
-			if perr := printOrdersReport(opts.out, rep, false); perr != nil && err == nil {
-				err = perr
-			}
-		}
-		res := runner.Result{Outcome: rep.Outcome(), Counts: rep.Counts(), Report: rep}
-		if byStatus, serr := st.OrdersByStatus(ctx, t.Name); serr == nil {
-			res.OrdersByStatus = byStatus
-		}
-		return res, err
-	}
-}
-
-func printOrdersReport(w io.Writer, rep *orders.Report, asJSON bool) error {
-	if asJSON {
-		b, err := json.Marshal(rep)
-		if err != nil {
-			return fmt.Errorf("encode report: %w", err)
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
-	}
-	fmt.Fprintf(w, "tenant %s: %s (run %s) days %s..%s people=%d listed=%d ordersWritten=%d lineItemsWritten=%d\n",
-		rep.Tenant, rep.Outcome(), rep.RunID, rep.FirstDay, rep.LastDay, rep.People, rep.Listed, rep.Ingested.Orders, rep.Ingested.LineItems)
-	fmt.Fprintf(w, "  polled=%d pollErrors=%d statusChanges=%d lineStatusChanges=%d newShipments=%d final=%d stoppedPolling=%d\n",
-		rep.Polled, rep.PollErrors, rep.Status.OrdersChanged, rep.Status.LinesChanged, rep.Status.NewShipments, rep.Status.BecameFinal, rep.StoppedPolling)
-	fmt.Fprintf(w, "  productsRead=%d productsChanged=%d productErrors=%d written=%d\n",
-		rep.ProductsRead, rep.ProductsChanged, rep.ProductErrors, rep.Written)
-	if rep.StoppedPolling > 0 {
-		fmt.Fprintf(w, "  %d orders are older than orders.stopPollingAfter and are no longer polled (orders.polling_stopped)\n", rep.StoppedPolling)
-	}
-	for _, e := range rep.Errors {
-		fmt.Fprintf(w, "  error: %s\n", e)
-	}
-	return nil
-}
 
 // newOrdersCmd is `hrsync orders show`.
 func newOrdersCmd() *cobra.Command {
@@ -106,31 +28,18 @@ func newOrdersCmd() *cobra.Command {
 		Short: "Print what the reporting tables hold for one order (status, lines, shipments, history)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := outputFormat(cmd)
-			if err != nil {
-				return err
-			}
-			a, st, err := loadAppStoreReadOnly(cmd)
-			if err != nil {
-				return err
-			}
-			tenants, err := a.tenants(cmd)
-			if err != nil {
-				_ = st.Close()
-				return err
-			}
-			defer st.Close() //nolint:errcheck // read only
-			for _, t := range tenants {
-				d, ok, err := st.Order(cmd.Context(), t.Name, args[0])
-				if err != nil {
-					return err
+			return withReadOnly(cmd, false, func(ro readOnly) error {
+				for _, t := range ro.tenants {
+					d, ok, err := ro.st.Order(cmd.Context(), t.Name, args[0])
+					if err != nil {
+						return err
+					}
+					if ok {
+						return printOrder(cmd.OutOrStdout(), t.Name, d, ro.asJSON)
+					}
 				}
-				if !ok {
-					continue
-				}
-				return printOrder(cmd.OutOrStdout(), t.Name, d, format == outputJSON)
-			}
-			return withCode(exitFailed, fmt.Errorf("order %s: %w", args[0], store.ErrNotFound))
+				return withCode(exitFailed, fmt.Errorf("order %s: %w", args[0], store.ErrNotFound))
+			})
 		},
 	}
 	addConfigFlags(show)
@@ -175,7 +84,7 @@ func printOrder(w io.Writer, tenant string, d store.OrderDetail, asJSON bool) er
 		for _, s := range d.ShipmentsByLine[l.LineItemID] {
 			parcels = append(parcels, s.TrackingNumber)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%g\t%s\t%s\t%s\n", l.LineItemID, l.ProductID, l.Title, l.Quantity, money(l.Price), l.Status, strings.Join(parcels, ", "))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%g\t%s\t%s\t%s\n", l.LineItemID, l.ProductID, l.Title, l.Quantity, textfmt.Money(l.Price), l.Status, strings.Join(parcels, ", "))
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(w, "\nhistory:")
@@ -261,7 +170,7 @@ func printProduct(w io.Writer, p *api.Product) error {
 	fmt.Fprintf(tw, "status\t%s (creation %s)\n", p.Status, p.CreationStatus)
 	fmt.Fprintf(tw, "in stock\t%t\n", p.IsInStock)
 	if p.PriceRange.MinVariantPrice != nil && p.PriceRange.MaxVariantPrice != nil {
-		fmt.Fprintf(tw, "price\t%s - %s\n", money(*p.PriceRange.MinVariantPrice), money(*p.PriceRange.MaxVariantPrice))
+		fmt.Fprintf(tw, "price\t%s - %s\n", textfmt.Money(*p.PriceRange.MinVariantPrice), textfmt.Money(*p.PriceRange.MaxVariantPrice))
 	}
 	var tags []string
 	for _, t := range p.Tags {
@@ -275,7 +184,7 @@ func printProduct(w io.Writer, p *api.Product) error {
 	for _, v := range p.Variants {
 		price := "-"
 		if v.Price != nil {
-			price = money(*v.Price)
+			price = textfmt.Money(*v.Price)
 		}
 		avail := v.IsAvailableForSale != nil && *v.IsAvailableForSale
 		fmt.Fprintf(w, "  %s  %s  %s  available=%t\n", derefOr(v.Id, "-"), derefOr(v.Title, "-"), price, avail)

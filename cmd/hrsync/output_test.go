@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hrsync/internal/textfmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,8 +142,8 @@ func TestTextPlanNamesThePeople(t *testing.T) {
 			t.Errorf("the plan lacks %q:\n%s", want, stdout)
 		}
 	}
-	if n := indented(stdout, "    G0"); n != listLimit {
-		t.Errorf("%d people named, want %d", n, listLimit)
+	if n := indented(stdout, "    G0"); n != textfmt.ListLimit {
+		t.Errorf("%d people named, want %d", n, textfmt.ListLimit)
 	}
 	// By externalId and name only: never an e-mail or a birth date.
 	for _, never := range []string{"@example.test", "1990-03-04", "e+"} {
@@ -159,26 +160,6 @@ func TestTextPlanNamesThePeople(t *testing.T) {
 	for _, key := range []string{"changed", "returned", "departed", "held", "safeguards"} {
 		if list, ok := plans[0][key].([]any); !ok || len(list) != 0 {
 			t.Errorf("%s = %#v, want []", key, plans[0][key])
-		}
-	}
-}
-
-func TestPrintList(t *testing.T) {
-	item := func(i int) string { return fmt.Sprint("E", i) }
-	var b strings.Builder
-	printList(&b, "new", 0, 2, item)
-	printList(&b, "changed", 2, 2, item)
-	printList(&b, "departed", 5, 2, item)
-	want := "  changed (2):\n    E0\n    E1\n  departed (5):\n    E0\n    E1\n    and 3 more\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-}
-
-func TestMoney(t *testing.T) {
-	for v, want := range map[float64]string{1102475: "1102475.00", 0: "0.00", 12.345: "12.35", -3.5: "-3.50", 1e21: "1000000000000000000000.00"} {
-		if got := money(v); got != want {
-			t.Errorf("money(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

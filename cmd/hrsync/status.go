@@ -79,28 +79,16 @@ drop folder and those archived as processed or failed, the personalizations pend
 whose status is still polled. It changes nothing and makes no API call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := outputFormat(cmd)
-			if err != nil {
-				return err
-			}
-			a, st, err := loadAppStoreReadOnly(cmd)
-			if err != nil {
-				return err
-			}
-			tenants, err := a.tenants(cmd)
-			if err != nil {
-				_ = st.Close()
-				return err
-			}
-			defer st.Close() //nolint:errcheck // read only
-			rep, err := buildStatus(cmd.Context(), st, tenants)
-			if err != nil {
-				return err
-			}
-			if format == outputJSON {
-				return printJSON(cmd.OutOrStdout(), rep)
-			}
-			return printStatus(cmd.OutOrStdout(), rep)
+			return withReadOnly(cmd, false, func(ro readOnly) error {
+				rep, err := buildStatus(cmd.Context(), ro.st, ro.tenants)
+				if err != nil {
+					return err
+				}
+				if ro.asJSON {
+					return printJSON(cmd.OutOrStdout(), rep)
+				}
+				return printStatus(cmd.OutOrStdout(), rep)
+			})
 		},
 	}
 	addConfigFlags(cmd)
