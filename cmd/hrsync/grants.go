@@ -4,17 +4,12 @@ package main
 // runner.Func, `hrsync plan grants`, and what `plan` and `status` show of it.
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"hrsync/config"
 	"hrsync/model"
-	"hrsync/store"
 	"hrsync/sync/grants"
 )
 
@@ -94,55 +89,4 @@ safeguard it would trip. It changes nothing and makes no call.`,
 	addOutputFlag(cmd)
 	cmd.Flags().String("date", "", "plan as of this day (YYYY-MM-DD, in the rules' time zone) instead of today")
 	return cmd
-}
-
-// statusRule is, in `hrsync status`, what the grants job did of one rule.
-type statusRule struct {
-	Rule     string  `json:"rule"`
-	LastDay  *string `json:"lastDay"`
-	FirstDay *string `json:"firstDay"`
-}
-
-// grantRules reads the days the grants job processed for each of a
-// tenant's rules; a rule never run has no days.
-func grantRules(ctx context.Context, st *store.Store, t config.Tenant) ([]statusRule, error) {
-	out := []statusRule{}
-	if len(t.Grants.Rules) == 0 {
-		return out, nil
-	}
-	days, err := st.GrantDays(ctx, t.Name)
-	if err != nil {
-		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-	}
-	for _, r := range t.Grants.Rules {
-		sr := statusRule{Rule: r.Name}
-		if d, ok := days[r.Name]; ok {
-			last, first := d.LastDay.Format(model.DateLayout), d.FirstDay.Format(model.DateLayout)
-			sr.LastDay, sr.FirstDay = &last, &first
-		}
-		out = append(out, sr)
-	}
-	return out, nil
-}
-
-// printGrantRules prints the last day processed per rule, when any tenant
-// has rules.
-func printGrantRules(w io.Writer, rep *statusReport) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	header := false
-	for _, t := range rep.Tenants {
-		for _, r := range t.GrantRules {
-			if !header {
-				fmt.Fprintln(w)
-				fmt.Fprintln(tw, "TENANT\tGRANT RULE\tLAST DAY PROCESSED")
-				header = true
-			}
-			last := "never"
-			if r.LastDay != nil {
-				last = *r.LastDay
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, r.Rule, last)
-		}
-	}
-	_ = tw.Flush()
 }

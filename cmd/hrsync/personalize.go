@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-
 	"hrsync/config"
 	"hrsync/sources"
 	"hrsync/sources/sqlsrc"
