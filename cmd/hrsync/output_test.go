@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hrsync/internal/textfmt"
+	"hrsync/sync/people"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,8 +92,8 @@ func TestValidatePrintsTheFirst50Rejections(t *testing.T) {
 	if !strings.Contains(stdout, "staff.csv (tenant acme): 65 rows, 5 accepted, 60 rejected\n") {
 		t.Errorf("no summary line:\n%s", stdout)
 	}
-	if n := indented(stdout, "  staff.csv:"); n != validateRejectionLimit {
-		t.Errorf("%d rejections printed, want %d:\n%s", n, validateRejectionLimit, stdout)
+	if n := indented(stdout, "  staff.csv:"); n != people.ValidateRejectionLimit {
+		t.Errorf("%d rejections printed, want %d:\n%s", n, people.ValidateRejectionLimit, stdout)
 	}
 	if !strings.HasSuffix(stdout, "  and 10 more rejections (--all lists every one)\n") {
 		t.Errorf("no count of the rest:\n%s", stdout)
@@ -104,7 +105,7 @@ func TestValidatePrintsTheFirst50Rejections(t *testing.T) {
 	}
 
 	stdout, _, code = execRoot(t, "validate", "-o", "json", "--config", w.config)
-	var res validation
+	var res people.Validation
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitAttention {
 		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 	}

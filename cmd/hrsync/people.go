@@ -1,19 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"hrsync/sync/grants"
 	"hrsync/sync/personalize"
-	"io"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"hrsync/model"
-	"hrsync/sources"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -39,7 +35,7 @@ Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file ca
 			res, err := validateExports(cmd, a, files)
 			if err != nil && format == outputText {
 				all, _ := cmd.Flags().GetBool("all")
-				printValidation(cmd.OutOrStdout(), res, all)
+				people.PrintValidation(cmd.OutOrStdout(), res, all)
 			}
 			if err != nil {
 				return err
@@ -48,7 +44,7 @@ Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file ca
 				err = printJSON(cmd.OutOrStdout(), res)
 			} else {
 				all, _ := cmd.Flags().GetBool("all")
-				printValidation(cmd.OutOrStdout(), res, all)
+				people.PrintValidation(cmd.OutOrStdout(), res, all)
 			}
 			if err == nil && res.Rejected > 0 {
 				err = withCode(exitAttention, fmt.Errorf("%d rows rejected", res.Rejected))
@@ -62,31 +58,11 @@ Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file ca
 	return cmd
 }
 
-// validateRejectionLimit is how many rejections of an export validate
-// prints as text without --all.
-const validateRejectionLimit = 50
-
-// validation is what `hrsync validate -o json` prints.
-type validation struct {
-	Exports []validatedExport `json:"exports"`
-	// Rejected counts the rows rejected in all exports.
-	Rejected int `json:"rejected"`
-}
-
-// validatedExport is one export validate read.
-type validatedExport struct {
-	Tenant string        `json:"tenant"`
-	Source string        `json:"source"`
-	Stats  sources.Stats `json:"stats"`
-	// Rejections lists every rejection, in line order.
-	Rejections []model.Rejection `json:"rejections"`
-}
-
 // validateExports reads the exports named (or each tenant's ready ones)
 // with the tenant's mapping. On an error it returns the exports read until
 // then with it.
-func validateExports(cmd *cobra.Command, a *app, files []string) (*validation, error) {
-	res := &validation{Exports: []validatedExport{}}
+func validateExports(cmd *cobra.Command, a *app, files []string) (*people.Validation, error) {
+	res := &people.Validation{Exports: []people.ValidatedExport{}}
 	tenants, err := a.tenants(cmd)
 	if err != nil {
 		return res, err
@@ -101,7 +77,7 @@ func validateExports(cmd *cobra.Command, a *app, files []string) (*validation, e
 			return res, err
 		}
 		for _, e := range exports {
-			ve, err := validateExport(cmd.Context(), t.Name, e)
+			ve, err := people.ValidateExport(cmd.Context(), t.Name, e)
 			if err != nil {
 				return res, err
 			}
@@ -113,44 +89,6 @@ func validateExports(cmd *cobra.Command, a *app, files []string) (*validation, e
 		}
 	}
 	return res, nil
-}
-
-// validateExport reads one export and collects its rejections.
-func validateExport(ctx context.Context, tenant string, e people.Export) (validatedExport, error) {
-	rej := []model.Rejection{}
-	st, err := e.Read(ctx, sources.Handler{
-		Accept: func(model.Person) error { return nil },
-		Reject: func(r model.Rejection) error { rej = append(rej, r); return nil },
-	})
-	if err != nil {
-		return validatedExport{}, fmt.Errorf("%s: %w", e.Name(), err)
-	}
-	// The first row of a duplicated key is rejected after the last row:
-	// the report goes in line order.
-	slices.SortStableFunc(rej, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
-	return validatedExport{Tenant: tenant, Source: e.Name(), Stats: st, Rejections: rej}, nil
-}
-
-// printValidation prints each export's counts and its rejections: the
-// first validateRejectionLimit of each, or every one when all is set.
-func printValidation(w io.Writer, res *validation, all bool) {
-	if len(res.Exports) == 0 {
-		fmt.Fprintln(w, "no export is ready")
-		return
-	}
-	for _, e := range res.Exports {
-		fmt.Fprintf(w, "%s (tenant %s): %d rows, %d accepted, %d rejected\n", e.Source, e.Tenant, e.Stats.Rows, e.Stats.Accepted, e.Stats.Rejected)
-		shown := len(e.Rejections)
-		if !all {
-			shown = min(shown, validateRejectionLimit)
-		}
-		for _, r := range e.Rejections[:shown] {
-			fmt.Fprintf(w, "  %s\n", r.Error())
-		}
-		if more := len(e.Rejections) - shown; more > 0 {
-			fmt.Fprintf(w, "  and %d more rejections (--all lists every one)\n", more)
-		}
-	}
 }
 
 func newPlanCmd() *cobra.Command {
