@@ -94,7 +94,7 @@ func newGrantDecisionCmd(use, done, short string, do func(ctx context.Context, s
 				return err
 			}
 			for _, k := range keys {
-				if err := inScope(cmd.Context(), st, k, job, rule); err != nil {
+				if err := grants.InScope(cmd.Context(), st, k, job, rule); err != nil {
 					return err
 				}
 				if err := do(cmd.Context(), st, k, note); err != nil {

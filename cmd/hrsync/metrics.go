@@ -76,6 +76,12 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 	}
 }
 
+// jobGauges names the scrape-time gauges a job's pushed group carries.
+func jobGauges(job model.Job) []string {
+	k, _ := runner.LookupKind(job)
+	return k.Gauges
+}
+
 // tenantNames lists the tenants' names (never nil, for JSON).
 func tenantNames(tenants []config.Tenant) []string {
 	names := make([]string, 0, len(tenants))
@@ -121,20 +127,6 @@ func waitingTimes(ctx context.Context, t config.Tenant) ([]time.Time, error) {
 	return folder.Waiting(ctx)
 }
 
-// tenantGaugesOf names the scrape-time gauges a job's pushed group carries:
-// what waits after its run, read when the run pushes.
-func tenantGaugesOf(job model.Job) []string {
-	switch job {
-	case model.JobPeople:
-		return []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}
-	case model.JobPersonalize:
-		return []string{metrics.NamePersonalizationsPending, metrics.NamePersonalizationsFailed}
-	case model.JobOrders:
-		return []string{metrics.NameOrdersNotPolled}
-	}
-	return nil
-}
-
 // pushMetrics pushes the metrics of the cycles a run made to the
 // Pushgateway of the configuration, one group per job and tenant; without
 // one it does nothing. A failed push is logged, never returned: it must not
@@ -146,7 +138,7 @@ func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []runner
 	}
 	groups := make([]metrics.Group, 0, len(ends))
 	for _, e := range ends {
-		groups = append(groups, metrics.Group{Job: string(e.Key.Job), Tenant: e.Key.Tenant, TenantGauges: tenantGaugesOf(e.Key.Job)})
+		groups = append(groups, metrics.Group{Job: string(e.Key.Job), Tenant: e.Key.Tenant, TenantGauges: jobGauges(e.Key.Job)})
 	}
 	// Pushed even when the run was stopped by a signal: its outcome is what
 	// an alert wants to see.

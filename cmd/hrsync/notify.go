@@ -118,32 +118,9 @@ func (c *cycleNotifier) event(k runner.Key, res runner.Result, err error) notify
 	if e.Counts == nil {
 		e.Counts = map[string]int{}
 	}
-	rep, ok := res.Report.(*people.Report)
-	if !ok || rep == nil {
-		return e
+	if rep, ok := res.Report.(*people.Report); ok && rep != nil {
+		rep.Notify(&e, c.configPath)
 	}
-	for _, x := range rep.Exports {
-		e.Files = append(e.Files, notify.File{Name: x.Source, Outcome: string(x.Outcome), ArchivedAs: x.ArchivedAs, Reports: x.Reports})
-		for _, t := range x.Safeguards {
-			e.Stops = append(e.Stops, x.Source+": "+t.Message)
-		}
-		if x.Outcome == model.OutcomeSafeguard && e.Override == "" {
-			e.Override = people.OverrideCommand(c.configPath, rep.Tenant, x.ArchivedAs)
-		}
-		for _, r := range x.Rejections {
-			if len(e.Rejections) == notify.MaxRejections {
-				e.MoreRejections++
-				continue
-			}
-			e.Rejections = append(e.Rejections, notify.Rejection{File: x.Source, Line: r.Line, Column: r.Field, Reason: r.Reason})
-		}
-	}
-	held := rep.HeldExternalIDs
-	if len(held) > notify.MaxHeld {
-		e.MoreHeld = len(held) - notify.MaxHeld
-		held = held[:notify.MaxHeld]
-	}
-	e.Held = held
 	return e
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"hrsync/sync/grants"
 	"hrsync/sync/personalize"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"hrsync/model"
-	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -201,31 +199,6 @@ func grantScope(cmd *cobra.Command) (model.Job, string, error) {
 		return "", "", withCode(exitUsage, fmt.Errorf("--job %q: want %s or %s", job, model.JobPeople, model.JobGrants))
 	}
 	return model.Job(job), rule, nil
-}
-
-// inScope refuses a decision about grant key when it is not of job and
-// rule (either empty means any). A grant's job and rule never change.
-func inScope(ctx context.Context, st *store.Store, key string, job model.Job, rule string) error {
-	if job == "" && rule == "" {
-		return nil
-	}
-	g, err := st.Grant(ctx, key)
-	if err != nil {
-		return err
-	}
-	if job != "" && g.Job != string(job) || rule != "" && g.Reason != rule {
-		return fmt.Errorf("grant %s is of job %s, rule %s: outside --job %s --rule %s; nothing decided for it",
-			key, g.Job, g.Reason, orAny(string(job)), orAny(rule))
-	}
-	return nil
-}
-
-// orAny renders an empty filter as "any".
-func orAny(s string) string {
-	if s == "" {
-		return "any"
-	}
-	return s
 }
 
 func newMigrateCmd() *cobra.Command {

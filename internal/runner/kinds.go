@@ -33,6 +33,9 @@ type Kind struct {
 	// Schedule is the job's cron spec in a tenant's configuration; ""
 	// leaves the job unscheduled by the daemon.
 	Schedule func(t config.Tenant) string
+	// Gauges name the scrape-time gauges the job's pushed metrics group
+	// carries: what waits after its run, read when the run pushes.
+	Gauges []string
 	// Cycle returns the Func that runs one cycle of the job for t with
 	// what env holds.
 	Cycle func(env Env, t config.Tenant) Func

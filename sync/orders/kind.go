@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"hrsync/config"
+	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/model"
 )
@@ -17,6 +18,7 @@ func init() {
 		Order:    40,
 		Short:    "Poll orders into the reporting tables",
 		Schedule: func(t config.Tenant) string { return t.Schedules.Orders },
+		Gauges:   []string{metrics.NameOrdersNotPolled},
 		Cycle:    cycle,
 	})
 }

@@ -23,6 +23,7 @@ func init() {
 		Order:    10,
 		Short:    "Sync people from each tenant's exports to the platform, granting balances exactly once",
 		Schedule: func(t config.Tenant) string { return t.Schedules.People },
+		Gauges:   []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge},
 		Cycle:    cycle,
 	})
 }

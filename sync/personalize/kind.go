@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"hrsync/config"
+	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/internal/textfmt"
 	"hrsync/model"
@@ -20,6 +21,7 @@ func init() {
 		Order:    30,
 		Short:    "Personalize collections for new hires",
 		Schedule: func(t config.Tenant) string { return t.Schedules.Personalize },
+		Gauges:   []string{metrics.NamePersonalizationsPending, metrics.NamePersonalizationsFailed},
 		Cycle:    cycle,
 	})
 }
