@@ -102,7 +102,7 @@ func (r *Report) result() runner.Result {
 			res.Counts[k] += v
 		}
 		if e.Result != nil {
-			res.Counts[metrics.CountGrantsApplied] += e.Result.Created
+			res.Counts[metrics.CountGrantsApplied] += e.Result.Applied
 		}
 	}
 	return res

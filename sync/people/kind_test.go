@@ -1,11 +1,14 @@
 package people
 
 import (
+	"encoding/json"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 
 	"hrsync/model"
+	"hrsync/sync/sender"
 )
 
 func TestSafeguardNextStep(t *testing.T) {
@@ -73,5 +76,27 @@ func TestSetSafeguardNextSteps(t *testing.T) {
 	}
 	if _, _, next := rep.Summary(); next != want {
 		t.Errorf("the run's next step %q, want the stopped export's", next)
+	}
+}
+
+// TestResultJSON checks that the report's "result" keeps its shape now
+// that its counts are the sender's: the new people confirmed are
+// "created", the lists are there, and nothing is named "applied".
+func TestResultJSON(t *testing.T) {
+	r := Result{RunID: "r1", Result: sender.Result{Applied: 3, Granted: 75, Calls: 1, Errors: []string{}}, Saved: 2, Departed: 1}
+	b, err := json.Marshal(&ExportReport{Result: &r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"runId": "r1", "created": 3.0, "granted": 75.0, "notApplied": 0.0, "unknown": 0.0, "resent": 0.0,
+		"calls": 1.0, "skipped": 0.0, "refused": 0.0, "saved": 2.0, "departed": 1.0, "errors": []any{}}
+	if !reflect.DeepEqual(got.Result, want) {
+		t.Errorf("result %v\nwant   %v", got.Result, want)
 	}
 }

@@ -337,7 +337,7 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 	res, err := j.Apply(ctx, x.er.RunID, plan)
 	x.er.Result = res
 	if res != nil {
-		for k, v := range map[string]int{"created": res.Created, "notApplied": res.NotApplied, "unknown": res.Unknown,
+		for k, v := range map[string]int{"created": res.Applied, "notApplied": res.NotApplied, "unknown": res.Unknown,
 			"resent": res.Resent, "calls": res.Calls, "skipped": res.Skipped, "refused": res.Refused} {
 			x.er.Counts[k] = v
 		}
