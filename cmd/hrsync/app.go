@@ -317,11 +317,7 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]people.Export, 0, len(ready))
-		for _, e := range ready {
-			out = append(out, e)
-		}
-		return out, nil
+		return ready, nil
 	}, nil
 }
 
