@@ -53,12 +53,13 @@ func (o *Options) Validate() []error {
 }
 
 // CheckFolder says what keeps the folder from giving the access asked
-// (write: also creating files in it and its archive folders).
-func (o *Options) CheckFolder(write bool) []string {
+// (write: also creating files in it and its archive folders), at its
+// field, dir.
+func (o *Options) CheckFolder(write bool) (field string, problems []string) {
 	if o.Dir == "" {
-		return nil
+		return "dir", nil
 	}
-	return Check(o.Dir, write).Problems
+	return "dir", Check(o.Dir, write).Problems
 }
 
 // Describe names the folder and its state.
