@@ -53,6 +53,9 @@ func (c *Common) BalanceMax() float64 { return c.Mapping.BalanceMax() }
 // export.
 func (c *Common) SetReportMode(mode fs.FileMode) { c.ReportMode = mode }
 
+// HasFolder is true: every drop-folder kind has a folder.
+func (c *Common) HasFolder() bool { return true }
+
 // SecretsSet is empty: a drop folder's secrets stay in mounted files.
 func (c *Common) SecretsSet() []string { return nil }
 

@@ -35,6 +35,8 @@ type Options interface {
 	// Describe says where the source is, for `config check`; "" to say
 	// nothing.
 	Describe() string
+	// HasFolder says whether the kind reads a drop folder (Source.Folder).
+	HasFolder() bool
 	// SecretsSet names the secrets the options hold ("sql dsn"), never
 	// their values.
 	SecretsSet() []string
@@ -91,3 +93,17 @@ var ErrNoFolder = errors.New("source has no drop folder")
 // ErrNoFiles matches (errors.Is) the refusal of a kind that reads no files
 // to read FILE arguments.
 var ErrNoFiles = errors.New("source reads no files")
+
+// Refusal is a kind's refusal of what it cannot do: its message is Reason
+// alone, and it matches (errors.Is) Err, one of ErrNoRestore, ErrNoFolder
+// and ErrNoFiles.
+type Refusal struct {
+	Reason string
+	Err    error
+}
+
+// Error is the reason.
+func (r *Refusal) Error() string { return r.Reason }
+
+// Unwrap returns the kind of refusal.
+func (r *Refusal) Unwrap() error { return r.Err }

@@ -123,12 +123,15 @@ func (o *Options) SetReportMode(fs.FileMode) {}
 // Describe says nothing: the database is reached when a run queries it.
 func (o *Options) Describe() string { return "" }
 
+// HasFolder is false: a query has no drop folder.
+func (o *Options) HasFolder() bool { return false }
+
 // SecretsSet names the DSN.
 func (o *Options) SecretsSet() []string { return []string{"sql dsn"} }
 
 // Files refuses: a query reads no files.
 func (o *Options) Files([]string) (func(context.Context) ([]sources.Export, error), error) {
-	return nil, fmt.Errorf("reads a SQL query: FILE arguments do not apply: %w", registry.ErrNoFiles)
+	return nil, &registry.Refusal{Reason: "reads a SQL query: FILE arguments do not apply", Err: registry.ErrNoFiles}
 }
 
 // Open returns the query as a source; nothing is connected until it is

@@ -44,7 +44,7 @@ func (q *query) LastExport(ctx context.Context, _ registry.LastRecord) (sources.
 }
 
 // errNoRestore is the refusal of CheckRestore and Restore.
-var errNoRestore = fmt.Errorf("reads a SQL query, not a drop folder: %w", registry.ErrNoRestore)
+var errNoRestore = &registry.Refusal{Reason: "reads a SQL query, not a drop folder", Err: registry.ErrNoRestore}
 
 // CheckRestore refuses: a query keeps no failed exports.
 func (q *query) CheckRestore(context.Context, string) error { return errNoRestore }
@@ -54,7 +54,7 @@ func (q *query) Restore(context.Context, string) (sources.Export, error) { retur
 
 // Folder refuses: a query has no drop folder.
 func (q *query) Folder() (sources.DropFolder, error) {
-	return nil, fmt.Errorf("reads a SQL query: %w", registry.ErrNoFolder)
+	return nil, &registry.Refusal{Reason: "reads a SQL query, not a drop folder", Err: registry.ErrNoFolder}
 }
 
 // Export is a query's result as a sources.Export: no hash, nothing to
