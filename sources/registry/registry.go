@@ -130,4 +130,3 @@ func joinOr(names []string) string {
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
-
