@@ -31,7 +31,7 @@ type fixedOptions struct {
 }
 
 func (o *fixedOptions) Kind() string               { return "fixed" }
-func (o *fixedOptions) FillDefaults()              { o.Mapping = o.Mapping.WithDefaults() }
+func (o *fixedOptions) FillDefaults()              { o.Mapping = o.WithDefaults() }
 func (o *fixedOptions) ResolvePaths(func(*string)) {}
 func (o *fixedOptions) BalanceMax() float64        { return o.Mapping.BalanceMax() }
 func (o *fixedOptions) SetReportMode(fs.FileMode)  {}
