@@ -7,7 +7,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/status"
-	"hrsync/sources"
+	"hrsync/sources/registry"
 	"hrsync/store"
 )
 
@@ -45,9 +45,12 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 
 // folderFiles counts the files waiting in a tenant's drop folder (without
 // waiting for them to be stable) and those archived in processed/ and
-// failed/, whatever backend holds it.
+// failed/, whatever backend holds it; nil for a source without a folder.
 func folderFiles(ctx context.Context, t config.Tenant) (*status.Files, error) {
-	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
+	if !hasFolder(t) {
+		return nil, nil
+	}
+	folder, err := openFolder(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -56,4 +59,10 @@ func folderFiles(ctx context.Context, t config.Tenant) (*status.Files, error) {
 		return nil, err
 	}
 	return &status.Files{Waiting: n.Waiting, Processed: n.Processed, Failed: n.Failed}, nil
+}
+
+// hasFolder tells whether a tenant's source is a drop folder.
+func hasFolder(t config.Tenant) bool {
+	o, err := registry.Of(t.Source.Options)
+	return err == nil && o.HasFolder()
 }

@@ -18,8 +18,8 @@ import (
 	"hrsync/store"
 )
 
-// FilesFunc counts the files of a tenant's drop folder; Build calls it
-// only for a tenant fed by a drop folder.
+// FilesFunc counts the files of a tenant's drop folder; nil, with no
+// error, for a tenant whose source has no folder (a SQL query).
 type FilesFunc func(ctx context.Context, t config.Tenant) (*Files, error)
 
 // runsScanned is how many of the newest runs status reads to find
@@ -119,12 +119,8 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 			return nil, err
 		}
 		stt := Tenant{Name: t.Name, HeldGrants: len(held)}
-		if t.Source.CSV != nil {
-			files, err := countFiles(ctx, t)
-			if err != nil {
-				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-			}
-			stt.Files = files
+		if stt.Files, err = countFiles(ctx, t); err != nil {
+			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
 		stt.Personalizations, stt.PersonalizationsPending = personalizationCounts(counts, t.Name)
 		if stt.OrdersPolling, err = ordersPolling(ctx, st, t.Name); err != nil {
