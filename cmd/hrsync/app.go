@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hrsync/internal/logging"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"hrsync/apiclient"
 	"hrsync/config"
@@ -52,7 +51,7 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	log, jsonLogs, err := newLogger(cfg.Log)
+	log, jsonLogs, err := logging.New(cfg.Log)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -105,37 +104,6 @@ func folderAccess(cmd *cobra.Command) config.FolderAccess {
 func folderChecks(cmd *cobra.Command) config.Checks {
 	tenant, _ := cmd.Flags().GetString("tenant")
 	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant}
-}
-
-// newLogger builds a zap logger: JSON by default, readable console lines when
-// stderr is a terminal and the format is auto. It says whether the lines are
-// JSON. No line carries a stack trace: errors here are data and operations
-// errors, said in words; a panic's stack is logged by the runner.
-func newLogger(c config.Log) (log *zap.Logger, jsonLines bool, err error) {
-	level, err := zapcore.ParseLevel(c.Level)
-	if err != nil {
-		return nil, false, fmt.Errorf("log.level: %w", err)
-	}
-	format := c.Format
-	if format == "" || format == "auto" {
-		format = "json"
-		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			format = "console"
-		}
-	}
-	var zc zap.Config
-	if format == "console" {
-		zc = zap.NewDevelopmentConfig()
-	} else {
-		zc = zap.NewProductionConfig()
-		zc.Sampling = nil
-	}
-	zc.DisableStacktrace = true
-	zc.Level = zap.NewAtomicLevelAt(level)
-	zc.EncoderConfig.TimeKey = "time"
-	zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	log, err = zc.Build()
-	return log, format != "console", err
 }
 
 // tenants returns the tenants a command acts on: the one --tenant names, or all.

@@ -27,8 +27,7 @@ func parseDay(cmd *cobra.Command) (time.Time, error) {
 }
 
 // notAhead refuses a --date after today in the grant rules' time zone of
-// a tenant the command runs: a run never grants ahead of the day (plan
-// grants may preview any day).
+// a tenant the command runs (grants.CheckAsOf).
 func notAhead(cmd *cobra.Command, a *app, asOf time.Time) error {
 	if asOf.IsZero() {
 		return nil
@@ -37,13 +36,8 @@ func notAhead(cmd *cobra.Command, a *app, asOf time.Time) error {
 	if err != nil {
 		return err
 	}
-	for _, t := range tenants {
-		loc := t.Grants.Location()
-		y, m, d := time.Now().In(loc).Date()
-		if today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC); asOf.After(today) {
-			return withCode(exitUsage, fmt.Errorf("--date %s is after today (%s in %s, tenant %s): a run never grants ahead of the day; "+
-				"hrsync plan grants --date previews it", asOf.Format(model.DateLayout), today.Format(model.DateLayout), loc, t.Name))
-		}
+	if err := grants.CheckAsOf(tenants, asOf, time.Now()); err != nil {
+		return withCode(exitUsage, err)
 	}
 	return nil
 }

@@ -7,8 +7,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -96,12 +94,6 @@ func (a *app) planEnv(st *store.Store) runner.Env {
 		Flags: runner.Flags{ConfigPath: a.configPath}}
 }
 
-// stderrIsTerminal tells whether stderr is a terminal.
-func stderrIsTerminal() bool {
-	fi, err := os.Stderr.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // newRunCmds are `hrsync run JOB` for each registered job, then `run all`.
 func newRunCmds() []*cobra.Command {
 	var cmds []*cobra.Command
@@ -185,10 +177,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 	if len(tenants) == 0 {
 		return emptyShard(ctx, cmd, sh, asJSON)
 	}
-	env := runner.Env{Out: cmd.OutOrStdout(), Flags: flags, Progress: runner.NewLogProgress(a.log, 0)}
-	if stderrIsTerminal() {
-		env.Progress = runner.NewProgress(cmd.ErrOrStderr(), true, 0)
-	}
+	env := runner.Env{Out: cmd.OutOrStdout(), Flags: flags, Progress: runner.NewStderrProgress(cmd.ErrOrStderr(), a.log)}
 	if asJSON {
 		env.Out = nil // one JSON document at the end instead
 	}
@@ -205,9 +194,9 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 		a.seedMetrics(ctx, m, j.st, tenants)
 		a.watchGauges(m, tenants, j.st) // read once, when the run pushes
 	}
-	keys, err := cycleKeys(j.reg, tenants, jobList)
+	keys, err := j.reg.Cycles(tenantNames(tenants), jobList)
 	if err != nil {
-		return err
+		return withCode(exitUsage, err)
 	}
 	var ends []runner.End
 	for _, k := range keys {
@@ -231,25 +220,6 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 		return nil
 	}
 	return withCode(code, errors.New(line))
-}
-
-// cycleKeys lists the cycles a run makes: each job of each tenant, in
-// order; `run all` skips the jobs this build lacks.
-func cycleKeys(reg *runner.Registry, tenants []config.Tenant, jobList []model.Job) ([]runner.Key, error) {
-	var keys []runner.Key
-	for _, t := range tenants {
-		for _, job := range jobList {
-			k := runner.Key{Job: job, Tenant: t.Name}
-			if _, ok := reg.Lookup(k); !ok {
-				if len(jobList) > 1 {
-					continue // run all: the jobs this build has
-				}
-				return nil, withCode(exitUsage, fmt.Errorf("the %s job is not available in this build yet", job))
-			}
-			keys = append(keys, k)
-		}
-	}
-	return keys, nil
 }
 
 // outcomeCode is the exit code of an outcome (README.md, Exit codes).

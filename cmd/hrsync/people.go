@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"hrsync/config"
 	"hrsync/sync/grants"
 	"hrsync/sync/personalize"
 	"time"
@@ -31,18 +32,12 @@ Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file ca
 				return err
 			}
 			res, err := validateExports(cmd, a, files)
-			if err != nil && format == outputText {
-				all, _ := cmd.Flags().GetBool("all")
+			all, _ := cmd.Flags().GetBool("all")
+			switch {
+			case format == outputText: // what was read, before any error
 				people.PrintValidation(cmd.OutOrStdout(), res, all)
-			}
-			if err != nil {
-				return err
-			}
-			if format == outputJSON {
+			case err == nil:
 				err = printJSON(cmd.OutOrStdout(), res)
-			} else {
-				all, _ := cmd.Flags().GetBool("all")
-				people.PrintValidation(cmd.OutOrStdout(), res, all)
 			}
 			if err == nil && res.Rejected > 0 {
 				err = withCode(exitAttention, fmt.Errorf("%d rows rejected", res.Rejected))
@@ -60,33 +55,13 @@ Exit code 0 when every row is valid, 4 when rows were rejected, 1 when a file ca
 // with the tenant's mapping. On an error it returns the exports read until
 // then with it.
 func validateExports(cmd *cobra.Command, a *app, files []string) (*people.Validation, error) {
-	res := &people.Validation{Exports: []people.ValidatedExport{}}
 	tenants, err := a.tenants(cmd)
 	if err != nil {
-		return res, err
+		return &people.Validation{Exports: []people.ValidatedExport{}}, err
 	}
-	for _, t := range tenants {
-		feed, err := a.feed(t, files)
-		if err != nil {
-			return res, err
-		}
-		exports, err := feed(cmd.Context())
-		if err != nil {
-			return res, err
-		}
-		for _, e := range exports {
-			ve, err := people.ValidateExport(cmd.Context(), t.Name, e)
-			if err != nil {
-				return res, err
-			}
-			res.Exports = append(res.Exports, ve)
-			res.Rejected += ve.Stats.Rejected
-		}
-		if len(files) > 0 {
-			break // the files were read with the first tenant's mapping
-		}
-	}
-	return res, nil
+	feed := func(t config.Tenant) (people.Feed, error) { return a.feed(t, files) }
+	// Files named are read with the first tenant's mapping.
+	return people.Validate(cmd.Context(), tenants, feed, len(files) > 0)
 }
 
 func newPlanCmd() *cobra.Command {

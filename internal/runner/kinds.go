@@ -145,3 +145,23 @@ func (r *Registry) RegisterKinds(env Env, tenants []config.Tenant) error {
 	}
 	return nil
 }
+
+// Cycles lists the cycles a run makes: each of jobs for each tenant, in
+// order. With several jobs (`run all`) a job not registered is left out;
+// a single one not registered is an error.
+func (r *Registry) Cycles(tenants []string, jobs []model.Job) ([]Key, error) {
+	var keys []Key
+	for _, t := range tenants {
+		for _, job := range jobs {
+			k := Key{Job: job, Tenant: t}
+			if _, ok := r.Lookup(k); !ok {
+				if len(jobs) > 1 {
+					continue
+				}
+				return nil, fmt.Errorf("the %s job is not available in this build yet", job)
+			}
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}

@@ -165,3 +165,18 @@ func PrintLedger(w io.Writer, grants []model.Grant) error {
 	}
 	return nil
 }
+
+// CheckAsOf refuses a day asOf after today (as of now) in the rules' time
+// zone of any of the tenants: a run never grants ahead of the day (a plan
+// may preview any day).
+func CheckAsOf(tenants []config.Tenant, asOf, now time.Time) error {
+	for _, t := range tenants {
+		loc := t.Grants.Location()
+		y, m, d := now.In(loc).Date()
+		if today := time.Date(y, m, d, 0, 0, 0, 0, time.UTC); asOf.After(today) {
+			return fmt.Errorf("--date %s is after today (%s in %s, tenant %s): a run never grants ahead of the day; "+
+				"hrsync plan grants --date previews it", asOf.Format(model.DateLayout), today.Format(model.DateLayout), loc, t.Name)
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"hrsync/config"
 	"hrsync/model"
 	"hrsync/sources"
 )
@@ -29,6 +30,35 @@ type ValidatedExport struct {
 	Stats  sources.Stats `json:"stats"`
 	// Rejections lists every rejection, in line order.
 	Rejections []model.Rejection `json:"rejections"`
+}
+
+// Validate reads, with each tenant's mapping, the exports its feed lists,
+// and collects their rejections; with firstOnly, only the first tenant's.
+// On an error it returns the exports read until then with it.
+func Validate(ctx context.Context, tenants []config.Tenant, feed func(t config.Tenant) (Feed, error), firstOnly bool) (*Validation, error) {
+	res := &Validation{Exports: []ValidatedExport{}}
+	for _, t := range tenants {
+		list, err := feed(t)
+		if err != nil {
+			return res, err
+		}
+		exports, err := list(ctx)
+		if err != nil {
+			return res, err
+		}
+		for _, e := range exports {
+			ve, err := ValidateExport(ctx, t.Name, e)
+			if err != nil {
+				return res, err
+			}
+			res.Exports = append(res.Exports, ve)
+			res.Rejected += ve.Stats.Rejected
+		}
+		if firstOnly {
+			break
+		}
+	}
+	return res, nil
 }
 
 // ValidateExport reads one export and collects its rejections.
