@@ -55,7 +55,7 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 		return err
 	}
 	m := newMetrics(tenants)
-	j, err := a.newJobs(ctx, tenants, m, runner.Env{}, nil)
+	j, err := a.newJobs(ctx, tenants, m, runner.Env{Flags: runner.Flags{ConfigPath: a.configPath}}, nil)
 	if err != nil {
 		return err
 	}
