@@ -49,6 +49,10 @@ type guard struct {
 	quoteLine int // the line the open quoted field started on
 	recBytes  int // bytes of the current record so far
 	err       error
+
+	// tap, when set, keeps the text of some records as the file has it
+	// (Rows).
+	tap *recordTap
 }
 
 // newGuard guards text, whose delimiter is delim.
@@ -70,6 +74,9 @@ func (g *guard) Read(p []byte) (int, error) {
 	if errors.Is(err, io.EOF) && g.st == quoted {
 		g.err = g.fail(sources.RecordUnclosed)
 		return 0, g.err
+	}
+	if errors.Is(err, io.EOF) && g.tap != nil {
+		g.tap.end(g.recLine, 0) // the last record, without a line end
 	}
 	return n, err //nolint:wrapcheck // a reader's error, passed through as io.Reader requires
 }
@@ -115,6 +122,7 @@ func (g *guard) fastLine(b []byte) (int, bool) {
 	if q := bytes.IndexByte(seg, '"'); q >= 0 && (g.st != fieldStart || g.recBytes != 0 || !g.wellQuoted(seg, q)) {
 		return 0, false
 	}
+	g.keep(b[:j+1])
 	g.line++
 	g.endRecord()
 	return j + 1, true
@@ -175,6 +183,7 @@ func (g *guard) fastQuoted(b []byte) (int, bool) {
 	if j < 0 {
 		j = len(b)
 	}
+	g.keep(b[:j])
 	g.line += bytes.Count(b[:j], []byte{'\n'})
 	g.recBytes += j
 	return j, true
@@ -183,6 +192,7 @@ func (g *guard) fastQuoted(b []byte) (int, bool) {
 // step follows the byte b[i], one at a time.
 func (g *guard) step(b []byte, i int) error {
 	c := b[i]
+	g.keep(b[i : i+1]) // as the file has it, before a rewrite
 	switch c {
 	case '\r':
 		if g.loneCR(b, i) && (g.crOnly || g.st != quoted) {
@@ -255,7 +265,17 @@ func (g *guard) loneCR(b []byte, i int) bool {
 
 // endRecord starts a new record on the current line.
 func (g *guard) endRecord() {
+	if g.tap != nil {
+		g.tap.end(g.recLine, g.line)
+	}
 	g.st, g.recLine, g.recBytes = fieldStart, g.line, 0
+}
+
+// keep hands text of the current record to the tap, if any.
+func (g *guard) keep(text []byte) {
+	if g.tap != nil && g.tap.on {
+		g.tap.cur = append(g.tap.cur, text...)
+	}
 }
 
 // check fails when the current record runs over a limit.
