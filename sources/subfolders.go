@@ -8,6 +8,11 @@ import (
 // ErrSubfolder matches (errors.Is) a *SubfolderError.
 var ErrSubfolder = errors.New("a sub-folder of the drop folder cannot be used")
 
+// ErrLinkEntry marks the problem of an entry of a drop folder that is a
+// symbolic link: never followed, it goes to failed/ with its report, and
+// its run ends in attention (nothing a retry could change), not failed.
+var ErrLinkEntry = errors.New("a symbolic link in the drop folder")
+
 // Subfolders are the sub-folders a drop folder keeps (processed/,
 // failed/); every one is checked with CheckSubfolder before hrsync reads
 // from or writes into it. A step that adds one (approve/) adds it here.

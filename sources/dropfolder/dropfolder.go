@@ -176,7 +176,7 @@ func (f *Folder) candidate(e fs.DirEntry) (File, bool) {
 	switch mode := info.Mode(); {
 	case mode&fs.ModeSymlink != 0:
 		file.Problem = problem(name, "is a symbolic link: hrsync never follows a link in the drop folder "+
-			"(put the export itself into the folder)", nil)
+			"(put the export itself into the folder)", sources.ErrLinkEntry)
 	case !mode.IsRegular():
 		file.Problem = problem(name, "is "+kindOf(mode)+", not a file hrsync can read", nil)
 	}

@@ -319,9 +319,15 @@ func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportRe
 	}
 	if sources.IsFileError(err) || errors.Is(err, ErrUnusable) {
 		x.log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
-		x.er.Outcome, x.er.Error = model.OutcomeFailed, err.Error()
+		// A link is never followed: no retry changes that, so its run asks
+		// for attention rather than failing (a CronJob retries a failure).
+		outcome := model.OutcomeFailed
+		if errors.Is(err, sources.ErrLinkEntry) {
+			outcome = model.OutcomeAttention
+		}
+		x.er.Outcome, x.er.Error = outcome, err.Error()
 		x.er.Cause, x.er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
-		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeFailed, Err: err,
+		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: outcome, Err: err,
 			SourceFile: x.sourceFile(store.SourceFailed, sources.Stats{})}, false)
 	}
 	return j.fail(ctx, x.log, x.er, nil, err)
