@@ -13,10 +13,10 @@ var ErrSubfolder = errors.New("a sub-folder of the drop folder cannot be used")
 // its run ends in attention (nothing a retry could change), not failed.
 var ErrLinkEntry = errors.New("a symbolic link in the drop folder")
 
-// Subfolders are the sub-folders a drop folder keeps (processed/,
+// Subfolders returns the sub-folders a drop folder keeps (processed/,
 // failed/); every one is checked with CheckSubfolder before hrsync reads
 // from or writes into it. A step that adds one (approve/) adds it here.
-var Subfolders = []string{ProcessedDir, FailedDir}
+func Subfolders() []string { return []string{ProcessedDir, FailedDir} }
 
 // SubfolderError refuses a sub-folder of a drop folder that is a symbolic
 // link (on a local or SFTP folder), or something other than a folder:

@@ -49,7 +49,7 @@ func (f *Folder) makeSubfolder(name string) (string, error) {
 // one is a link, before any export is read, so that nothing is applied
 // whose archive would be written through it.
 func (f *Folder) checkSubfolders() error {
-	for _, name := range sources.Subfolders {
+	for _, name := range sources.Subfolders() {
 		if _, _, err := f.subfolder(name); err != nil {
 			return err
 		}

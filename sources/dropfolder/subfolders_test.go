@@ -18,7 +18,7 @@ import (
 // nothing, Archive, Restore, Count and Archived write and read nothing
 // through it, and the folder it points to stays empty.
 func TestSubfolderLinksRefused(t *testing.T) {
-	for _, sub := range sources.Subfolders {
+	for _, sub := range sources.Subfolders() {
 		t.Run(sub, func(t *testing.T) {
 			dir := t.TempDir()
 			outside := t.TempDir()

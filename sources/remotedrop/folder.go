@@ -88,7 +88,7 @@ func checkSubfolders(ctx context.Context, s Store) error {
 	if !ok {
 		return nil
 	}
-	for _, dir := range sources.Subfolders {
+	for _, dir := range sources.Subfolders() {
 		if err := fc.CheckFolder(ctx, dir); err != nil {
 			return err
 		}

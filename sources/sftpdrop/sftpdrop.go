@@ -130,12 +130,12 @@ func (s *store) path(name string) string { return path.Join(s.dir, name) }
 // sub-folder that name ("processed/x.csv") is in, if any: a link or a
 // file in its place is refused (sources.CheckSubfolder), so that nothing
 // is read from or written through it. One that does not exist yet passes.
-func (s *store) folder(name string) error {
+func (s *store) folder(ctx context.Context, name string) error {
 	dir, _, _ := strings.Cut(path.Clean(name), "/")
 	if dir == path.Clean(name) || dir == "." {
 		return nil // a file of the drop folder itself
 	}
-	return s.CheckFolder(context.Background(), dir)
+	return s.CheckFolder(ctx, dir)
 }
 
 // CheckFolder checks the sub-folder dir of the drop folder with Lstat
@@ -189,8 +189,8 @@ func dirName(dir string) string {
 }
 
 // Stat describes one file (a link is not followed).
-func (s *store) Stat(_ context.Context, name string) (remotedrop.Entry, error) {
-	if err := s.folder(name); err != nil {
+func (s *store) Stat(ctx context.Context, name string) (remotedrop.Entry, error) {
+	if err := s.folder(ctx, name); err != nil {
 		return remotedrop.Entry{}, err
 	}
 	fi, err := s.sftp.Lstat(s.path(name))
@@ -204,8 +204,8 @@ func (s *store) Stat(_ context.Context, name string) (remotedrop.Entry, error) {
 }
 
 // Open opens a file for reading.
-func (s *store) Open(_ context.Context, name string) (io.ReadCloser, error) {
-	if err := s.folder(name); err != nil {
+func (s *store) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if err := s.folder(ctx, name); err != nil {
 		return nil, err
 	}
 	return s.sftp.Open(s.path(name))
@@ -214,15 +214,15 @@ func (s *store) Open(_ context.Context, name string) (io.ReadCloser, error) {
 // WriteReport writes a new file of the given mode (reports.mode for a
 // report), failing if the name is taken (SFTP's exclusive create). The
 // mode is set before anything is written.
-func (s *store) WriteReport(_ context.Context, name string, body []byte, mode fs.FileMode) error {
+func (s *store) WriteReport(ctx context.Context, name string, body []byte, mode fs.FileMode) error {
 	p := s.path(name)
-	if err := s.folder(name); err != nil {
+	if err := s.folder(ctx, name); err != nil {
 		return err
 	}
 	if err := s.sftp.MkdirAll(path.Dir(p)); err != nil {
 		return fmt.Errorf("create %s/: %w", path.Dir(name), err)
 	}
-	if err := s.folder(name); err != nil {
+	if err := s.folder(ctx, name); err != nil {
 		return err // made a link meanwhile
 	}
 	f, err := s.sftp.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
@@ -248,7 +248,7 @@ func (s *store) WriteReport(_ context.Context, name string, body []byte, mode fs
 // rename is caught afterwards, and put back.
 func (s *store) Archive(ctx context.Context, from, to string, want remotedrop.Entry) error {
 	for _, name := range []string{from, to} {
-		if err := s.folder(name); err != nil {
+		if err := s.folder(ctx, name); err != nil {
 			return err
 		}
 	}
@@ -278,8 +278,8 @@ func (s *store) Archive(ctx context.Context, from, to string, want remotedrop.En
 }
 
 // Remove removes a file.
-func (s *store) Remove(_ context.Context, name string) error {
-	if err := s.folder(name); err != nil {
+func (s *store) Remove(ctx context.Context, name string) error {
+	if err := s.folder(ctx, name); err != nil {
 		return err
 	}
 	return s.sftp.Remove(s.path(name))

@@ -118,7 +118,7 @@ func TestSFTPHostKey(t *testing.T) {
 // nothing is written where the link points, and the export stays.
 func TestSFTPSubfolderLinksRefused(t *testing.T) {
 	srv := testservers.StartSSHD(t)
-	for _, sub := range sources.Subfolders {
+	for _, sub := range sources.Subfolders() {
 		t.Run(sub, func(t *testing.T) {
 			dir, outside := t.TempDir(), t.TempDir()
 			opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir), StableFor: time.Millisecond}
