@@ -9,13 +9,13 @@ import (
 func (h *Handler) serviceProviderConfig(w http.ResponseWriter, r *http.Request) {
 	unsupported := attrs{"supported": false}
 	writeJSON(w, http.StatusOK, attrs{
-		"schemas":          []string{schemaSPConfig},
-		"patch":            attrs{"supported": true},
-		"bulk":             attrs{"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
-		"filter":           attrs{"supported": true, "maxResults": MaxResults},
-		"changePassword":   unsupported,
-		"sort":             unsupported,
-		"etag":             attrs{"supported": true},
+		"schemas":        []string{schemaSPConfig},
+		"patch":          attrs{"supported": true},
+		"bulk":           attrs{"supported": false, "maxOperations": 0, "maxPayloadSize": 0},
+		"filter":         attrs{"supported": true, "maxResults": MaxResults},
+		"changePassword": unsupported,
+		"sort":           unsupported,
+		"etag":           attrs{"supported": true},
 		"authenticationSchemes": []attrs{{
 			"type": "oauthbearertoken", "name": "Bearer token", "primary": true,
 			"description": "A token per tenant, sent as Authorization: Bearer <token>.",
