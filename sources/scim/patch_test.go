@@ -33,7 +33,9 @@ func TestPatchForms(t *testing.T) {
 		{"Entra Replace with capital op and boolean as string", `{"op":"Replace","path":"active","value":"False"}`,
 			func(t *testing.T, a answer) { want(t, a.body["active"] == false, "active = %v", a.body["active"]) }},
 		{"Entra value path on work e-mail", `{"op":"Replace","path":"emails[type eq \"work\"].value","value":"ada@contoso.example"}`,
-			func(t *testing.T, a answer) { want(t, email(a, 0) == "ada@contoso.example", "emails = %v", a.body["emails"]) }},
+			func(t *testing.T, a answer) {
+				want(t, email(a, 0) == "ada@contoso.example", "emails = %v", a.body["emails"])
+			}},
 		{"Entra Add of a URN-qualified extension attribute", `{"op":"Add","path":"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department","value":"Research"}`,
 			func(t *testing.T, a answer) {
 				want(t, a.str("urn:ietf:params:scim:schemas:extension:enterprise:2.0:User", "department") == "Research", "department: %s", a.raw)
@@ -51,9 +53,13 @@ func TestPatchForms(t *testing.T) {
 		{"Okta deactivation", `{"op":"replace","value":{"active":false}}`,
 			func(t *testing.T, a answer) { want(t, a.body["active"] == false, "active = %v", a.body["active"]) }},
 		{"RFC add of an e-mail", `{"op":"add","path":"emails","value":[{"value":"ada@home.example","type":"home"}]}`,
-			func(t *testing.T, a answer) { want(t, email(a, 1) == "ada@home.example", "emails = %v", a.body["emails"]) }},
+			func(t *testing.T, a answer) {
+				want(t, email(a, 1) == "ada@home.example", "emails = %v", a.body["emails"])
+			}},
 		{"add with a value path that selects nothing creates it", `{"op":"add","path":"emails[type eq \"home\"].value","value":"ada@home.example"}`,
-			func(t *testing.T, a answer) { want(t, email(a, 1) == "ada@home.example", "emails = %v", a.body["emails"]) }},
+			func(t *testing.T, a answer) {
+				want(t, email(a, 1) == "ada@home.example", "emails = %v", a.body["emails"])
+			}},
 		{"RFC replace of a complex attribute merges", `{"op":"replace","path":"name","value":{"givenName":"Augusta"}}`,
 			func(t *testing.T, a answer) {
 				want(t, a.str("name", "givenName") == "Augusta" && a.str("name", "familyName") == "Lovelace", "name: %s", a.raw)
@@ -65,7 +71,9 @@ func TestPatchForms(t *testing.T) {
 		{"attributes hrsync does not keep are accepted", `{"op":"Add","path":"title","value":"Countess"},{"op":"Replace","path":"phoneNumbers[type eq \"work\"].value","value":"1"}`,
 			func(t *testing.T, a answer) { want(t, a.str("meta", "version") == `W/"1"`, "version moved: %s", a.raw) }},
 		{"several operations in order", `{"op":"replace","path":"displayName","value":"A"},{"op":"replace","path":"displayName","value":"B"}`,
-			func(t *testing.T, a answer) { want(t, a.str("displayName") == "B", "displayName %q", a.str("displayName")) }},
+			func(t *testing.T, a answer) {
+				want(t, a.str("displayName") == "B", "displayName %q", a.str("displayName"))
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
