@@ -78,7 +78,7 @@ func TestBodyBound(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	body := &endless{n: 100 << 20}
-	req, err := http.NewRequestWithContext(context.Background(), "POST", f.srv.URL+"/scim/v2/Users", body)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, f.srv.URL+"/scim/v2/Users", body)
 	if err != nil {
 		t.Fatal(err)
 	}
