@@ -15,6 +15,7 @@ import (
 	"hrsync/internal/metrics"
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/registry"
 	"hrsync/store"
 )
 
@@ -90,7 +91,7 @@ func tenantNames(tenants []config.Tenant) []string {
 func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store.Store) {
 	var folders []metrics.Folder
 	for _, t := range tenants {
-		if t.Source.CSV == nil {
+		if o, err := registry.Of(t.Source.Options); err != nil || !o.HasFolder() {
 			continue
 		}
 		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func(ctx context.Context) ([]time.Time, error) {
@@ -113,11 +114,21 @@ func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store
 // tenant's drop folder, whatever backend holds it: listed at once, no link
 // followed, no file read (sources.DropFolder.Waiting).
 func waitingTimes(ctx context.Context, t config.Tenant) ([]time.Time, error) {
-	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
+	folder, err := openFolder(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	return folder.Waiting(ctx)
+}
+
+// openFolder opens a tenant's drop folder, whatever kind holds it, for
+// status and metrics (no warning logged: they only list it).
+func openFolder(ctx context.Context, t config.Tenant) (sources.DropFolder, error) {
+	src, err := registry.Open(ctx, t.Source.Options, registry.Env{Tenant: t.Name})
+	if err != nil {
+		return nil, err
+	}
+	return src.Folder()
 }
 
 // tenantGaugesOf names the scrape-time gauges a job's pushed group carries:
