@@ -63,13 +63,13 @@ type Options struct {
 // Job runs the orders job of one tenant.
 type Job struct {
 	opts  Options
-	store *store.Store
+	store Store
 	api   API
 	log   *zap.Logger
 }
 
 // New checks the options, fills their defaults and returns a job.
-func New(opts Options, st *store.Store, client API, log *zap.Logger) (*Job, error) {
+func New(opts Options, st Store, client API, log *zap.Logger) (*Job, error) {
 	var problems []string
 	if opts.Tenant == "" {
 		problems = append(problems, "tenant is required")

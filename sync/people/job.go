@@ -70,14 +70,16 @@ type Options struct {
 // Job runs the people sync of one tenant.
 type Job struct {
 	opts   Options
-	store  *store.Store
+	store  Store
 	sender *sender.Sender
 	log    *zap.Logger
 	now    func() time.Time
 }
 
-// New checks the options, fills their defaults and returns a job.
-func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job, error) {
+// New checks the options, fills their defaults and returns a job that
+// keeps its state in st and sends its grants through a Sender opened on
+// journal.
+func New(opts Options, st Store, journal sender.Journal, creator Creator, log *zap.Logger) (*Job, error) {
 	if opts.DefaultBalance < 0 {
 		return nil, errors.New("people sync: default balance must not be negative")
 	}
@@ -92,7 +94,7 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	}
 	// The sender checks the tenant, the collection, the batch size, the
 	// concurrency and the amount, and fills their defaults.
-	snd, err := sender.New(sender.Options{
+	snd, err := journal.Sender(sender.Options{
 		Tenant:       opts.Tenant,
 		CompanyID:    opts.CompanyID,
 		CollectionID: opts.CollectionID,
@@ -108,7 +110,7 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 		FinishTimeout:       opts.FinishTimeout,
 		PersonRows:          toRows,
 		Progress:            opts.Progress,
-	}, st, creator, log)
+	}, creator, log)
 	if err != nil {
 		return nil, fmt.Errorf("people sync: %w", err)
 	}

@@ -28,7 +28,6 @@ import (
 	"hrsync/api"
 	"hrsync/model"
 	"hrsync/sources"
-	"hrsync/store"
 )
 
 // Personalizer personalizes a collection from one person's source fields;
@@ -88,7 +87,7 @@ type Options struct {
 // Job runs the personalization of one tenant.
 type Job struct {
 	opts   Options
-	store  *store.Store
+	store  Store
 	api    Personalizer
 	export LastExport
 	log    *zap.Logger
@@ -96,7 +95,7 @@ type Job struct {
 
 // New checks the options, fills their defaults and returns a job. api may
 // be nil for a job that only plans.
-func New(opts Options, st *store.Store, p Personalizer, export LastExport, log *zap.Logger) (*Job, error) {
+func New(opts Options, st Store, p Personalizer, export LastExport, log *zap.Logger) (*Job, error) {
 	var problems []string
 	if opts.Tenant == "" {
 		problems = append(problems, "tenant is required")
