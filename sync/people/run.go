@@ -412,7 +412,7 @@ func withRefusals(plan *Plan, refusals []Refusal) []model.Rejection {
 // be refused the same way. An export with other content sends them again.
 func (j *Job) dropRefused(ctx context.Context, plan *Plan) error {
 	var err error
-	plan.Create.Filter(func(p model.Person) bool {
+	plan.Create.Filter(func(p model.Person, _ sources.Hashes) bool {
 		if err != nil {
 			return false
 		}
