@@ -182,10 +182,47 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		return nil, err
 	}
 
-	var (
-		pending   People           // accepted rows not unchanged, in line order
-		retracted = map[int]bool{} // lines of the rows taken back
-	)
+	pending, retracted, err := j.readExport(ctx, export, plan, state)
+	if err != nil {
+		return nil, err
+	}
+	// The rows to create stay where they are in pending, which becomes
+	// plan.Create (moved down in place: a first import lists everyone
+	// here, and need not hold them twice).
+	if err := j.sortPending(ctx, plan, state, blocked, &pending, retracted); err != nil {
+		return nil, err
+	}
+	plan.Create = pending
+	plan.ActiveBefore = state.active
+	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
+	if plan.Stats.Accepted > 0 && !plan.Stats.Corrections {
+		// An export with no accepted row (a header alone, every row
+		// rejected, an empty query) says nothing about who left: it never
+		// departs anyone; nor does a rejects report dropped again, which
+		// lists only the rows it corrects.
+		plan.Departed = state.departed()
+	}
+
+	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("read last good import: %w", err)
+	}
+	if ok {
+		plan.LastGoodRows = rows
+	}
+	plan.Calls = j.planCalls(&plan.Create)
+	plan.Trips = j.opts.Safeguards.check(plan)
+	slices.SortStableFunc(plan.Rejections, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
+	return plan, nil
+}
+
+// readExport reads the export in one pass into the plan: its rejections,
+// its stats, and its unchanged rows, counted and marked seen in state. It
+// returns the other accepted rows, in line order, and the lines of the rows
+// the read took back (sources.Handler.Retract).
+func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan, state *stateIndex) (
+	pending People, retracted map[int]bool, err error) {
+	retracted = map[int]bool{}
 	keys := newStateKeys(state)
 	accept := func(p model.Person, h sources.Hashes) error {
 		// The fingerprint hashes the externalId too: equal hashes
@@ -216,7 +253,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read export %s: %w", export.Name(), err)
+		return People{}, nil, fmt.Errorf("read export %s: %w", export.Name(), err)
 	}
 	if len(retracted) > 0 {
 		// An unchanged row taken back is the first with its externalId:
@@ -229,9 +266,14 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		}
 	}
 	plan.Stats = stats
-	// The rows to create stay where they are in pending, which becomes
-	// plan.Create (moved down in place: a first import lists everyone
-	// here, and need not hold them twice).
+	return pending, retracted, nil
+}
+
+// sortPending sorts the rows pending after the read (less those taken
+// back) into the plan with diffRow, and keeps in pending the rows to
+// create.
+func (j *Job) sortPending(ctx context.Context, plan *Plan, state *stateIndex, blocked map[string]bool, pending *People,
+	retracted map[int]bool) error {
 	newIDs := map[uint64]struct{}{}
 	var diffErr error
 	pending.Filter(func(p model.Person, h sources.Hashes) bool {
@@ -242,31 +284,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		diffErr = err
 		return create && err == nil
 	})
-	if diffErr != nil {
-		return nil, diffErr
-	}
-	plan.Create = pending
-	plan.ActiveBefore = state.active
-	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
-	if plan.Stats.Accepted > 0 && !plan.Stats.Corrections {
-		// An export with no accepted row (a header alone, every row
-		// rejected, an empty query) says nothing about who left: it never
-		// departs anyone; nor does a rejects report dropped again, which
-		// lists only the rows it corrects.
-		plan.Departed = state.departed()
-	}
-
-	rows, ok, err := j.store.LastGoodImport(ctx, tenant)
-	if err != nil {
-		return nil, fmt.Errorf("read last good import: %w", err)
-	}
-	if ok {
-		plan.LastGoodRows = rows
-	}
-	plan.Calls = j.planCalls(&plan.Create)
-	plan.Trips = j.opts.Safeguards.check(plan)
-	slices.SortStableFunc(plan.Rejections, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
-	return plan, nil
+	return diffErr
 }
 
 // diffRow sorts one accepted row of the export into the plan; create says
