@@ -48,8 +48,15 @@ func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 // seedTimeout bounds the reads of seedMetrics.
 const seedTimeout = 10 * time.Second
 
-// seedMetrics starts the time of the last success of each job and tenant,
-// and the grants held of each tenant, from the store: a restarted daemon
+// seedRuns is how many of the newest runs seedMetrics reads for the times of
+// the last run of each job, tenant and outcome: an outcome absent from them
+// is left out (never given a wrong time).
+const seedRuns = 2000
+
+// seedMetrics starts the time of the last success of each job and tenant
+// (the newest finished ok or attention run, whichever replica made it), the
+// time of the last run of each outcome, and the grants held of each tenant,
+// from the store: a restarted daemon
 // (or a run whose Pushgateway lost its groups) shows them before its first
 // run, so that an alert on an old success or on held grants does not go
 // blind at a restart. A store that cannot be read is logged; the series
@@ -65,6 +72,15 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 	for k, at := range last {
 		if slices.Contains(names, k.Tenant) && slices.Contains(runner.Jobs(), k.Job) {
 			m.SetLastSuccess(string(k.Job), k.Tenant, at)
+		}
+	}
+	runs, err := st.LastRuns(ctx, seedRuns)
+	if err != nil {
+		a.log.Warn("the times of the last runs are not read from the store; they show after the next runs", zap.Error(err))
+	}
+	for _, r := range runs {
+		if !r.DryRun && !r.FinishedAt.IsZero() && slices.Contains(names, r.Tenant) && slices.Contains(runner.Jobs(), r.Job) {
+			m.SetLastRun(string(r.Job), r.Tenant, string(r.Outcome), r.FinishedAt)
 		}
 	}
 	held, err := st.HeldGrantCounts(ctx)

@@ -50,7 +50,7 @@ func NewFor(env runner.Env, st *store.Store, t config.Tenant, api sender.Creator
 	if env.Sources != nil {
 		export = env.Sources.LastExport(t)
 	}
-	return New(OptionsFor(t, env.Config != nil && env.Config.API.TrustIdempotencyKey), st, api, export,
+	return New(OptionsFor(t, env.Config != nil && env.Config.API.TrustIdempotencyKey), st, sender.NewJournal(st), api, export,
 		env.JobLog(model.JobGrants, t.Name))
 }
 

@@ -14,6 +14,7 @@ import (
 	"hrsync/internal/textfmt"
 	"hrsync/model"
 	"hrsync/store"
+	"hrsync/sync/sender"
 )
 
 // The people sync registers with the runner as the first job of a tenant.
@@ -62,7 +63,7 @@ func NewFor(env runner.Env, st *store.Store, t config.Tenant, creator Creator) (
 	opts.OverrideCommand = func(archivedAs string) string {
 		return OverrideCommand(env.Flags.ConfigPath, t.Name, archivedAs)
 	}
-	return New(opts, st, creator, env.JobLog(model.JobPeople, t.Name))
+	return New(opts, st, sender.NewJournal(st), creator, env.JobLog(model.JobPeople, t.Name))
 }
 
 // cycle is one people cycle of a tenant as a runner.Func: its report is
