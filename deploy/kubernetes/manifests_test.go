@@ -51,7 +51,7 @@ func TestOverlays(t *testing.T) {
 			tags[pc.tag] = true
 			checkServiceAccount(t, objs)
 			checkNames(t, objs)
-			checkNetworkPolicy(t, objs, name == "postgres-fleet")
+			checkNetworkPolicy(t, objs)
 			for _, d := range objs.deployments {
 				t.Run("deployment "+d.Name, func(t *testing.T) { checkDaemon(t, d, pc) })
 			}
@@ -234,6 +234,7 @@ func checkPostgresFleet(t *testing.T, objs objects) {
 	if r := objs.deployments[0].Spec.Replicas; r == nil || *r < 2 {
 		t.Errorf("daemon replicas %v, want several", r)
 	}
+	checkAntiAffinity(t, objs.deployments[0].Spec.Template.Spec, objs.deployments[0].Spec.Template.Labels)
 	env := objs.deployments[0].Spec.Template.Spec.Containers[0].Env
 	if i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == "HRSYNC_REPLICA_ID" }); i < 0 ||
 		env[i].ValueFrom == nil || env[i].ValueFrom.FieldRef == nil || env[i].ValueFrom.FieldRef.FieldPath != "metadata.name" {
