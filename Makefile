@@ -30,10 +30,10 @@ help: ## list the targets
 build: ## build the static binary into bin/hrsync
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/hrsync
 
-test: test-deps ## run every test with the race detector (needs PostgreSQL and MariaDB on loopback)
+test: test-deps test-db ## run every test with the race detector (needs PostgreSQL and MariaDB on loopback)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-deps: ## install what the tests start: sshd, promtool, Pushgateway, Chromium (apt, as root); versitygw, mailpit
+test-deps: ## install what the tests start: sshd, promtool, Pushgateway, Chromium, podman, buildah (apt, as root); versitygw, mailpit
 	@bash tools/test-deps.sh
 
 test-short: ## run the tests without the race detector
