@@ -21,8 +21,9 @@ command -v psql >/dev/null || fail "psql is missing (Debian: apt-get install pos
 if ! out=$(psql "$pg_admin" -X -v ON_ERROR_STOP=1 -tAc "select 1 from pg_database where datname = '$pg_db'" 2>&1); then
   fail "cannot log into PostgreSQL as ${pg_admin%%\?*}: $out
   The tests need a PostgreSQL server there with a login that needs no password: on a local
-  server, a line 'host all all 127.0.0.1/32 trust' in pg_hba.conf (then reload the server),
-  or set HRSYNC_TEST_POSTGRES_URL to a server and login of your own."
+  server, make pg_hba.conf's line for 127.0.0.1/32 read 'host all all 127.0.0.1/32 trust' (the
+  first line that matches decides) and reload the server; or set HRSYNC_TEST_POSTGRES_URL to a
+  server and login of your own."
 fi
 if [ "$out" = 1 ]; then
   echo "test-db: PostgreSQL database $pg_db exists"

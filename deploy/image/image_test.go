@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"hrsync/emulator"
 	"hrsync/internal/emutest"
 )
 
@@ -318,7 +319,12 @@ tenants:
 // runPeople runs `run people` in the image against the emulator.
 func runPeople(t *testing.T, e engine, ctx context.Context, image string) {
 	t.Helper()
-	emu := emutest.New(t)
+	// The emulator's dataset with no personalize delay (the default
+	// blocks each first call 15-20 s).
+	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{emutest.Token: nil}, Seed: 1, PersonalizeDelay: &emulator.DelayRange{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
