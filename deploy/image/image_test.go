@@ -194,8 +194,8 @@ func TestImage(t *testing.T) {
 		t.Fatalf("podman image inspect: %v (%d images)", err, len(inspect))
 	}
 	checkConfig(t, inspect[0])
-	checkContent(t, e, ctx, image)
-	runPeople(t, e, ctx, image)
+	checkContent(ctx, t, e, image)
+	runPeople(ctx, t, e, image)
 }
 
 // checkConfig wants the metadata the Dockerfile gives the image.
@@ -225,7 +225,7 @@ func checkConfig(t *testing.T, ic imageConfig) {
 // checkContent exports the image's file system and wants a static hrsync
 // binary, a CA bundle that parses, the time zones, user 65532 in
 // /etc/passwd, and nothing to run besides hrsync (no shell).
-func checkContent(t *testing.T, e engine, ctx context.Context, image string) {
+func checkContent(ctx context.Context, t *testing.T, e engine, image string) {
 	t.Helper()
 	id := strings.TrimSpace(string(e.podman(ctx, "create", image)))
 	defer e.podman(context.Background(), "rm", id)
@@ -317,7 +317,7 @@ tenants:
 `
 
 // runPeople runs `run people` in the image against the emulator.
-func runPeople(t *testing.T, e engine, ctx context.Context, image string) {
+func runPeople(ctx context.Context, t *testing.T, e engine, image string) {
 	t.Helper()
 	// The emulator's dataset with no personalize delay (the default
 	// blocks each first call 15-20 s).
