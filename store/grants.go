@@ -196,12 +196,9 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 	err = s.inTx(ctx, "begin batch", func(tx *sqlx.Tx) error {
 		// Which grants exist already, and in which state? On PostgreSQL the
 		// rows are locked until commit.
-		lockRows := ""
-		if s.dialect == dialectPostgres {
-			lockRows = " FOR UPDATE"
-		}
+		lockRows := s.db.ForUpdate()
 		resend := map[string]bool{}
-		err := s.forKeys(keys, func(cond string, args []any) error {
+		err := s.db.ForKeys(keys, func(cond string, args []any) error {
 			rows, err := tx.QueryContext(ctx, tx.Rebind("SELECT grant_key, state, job FROM grants WHERE grant_key "+cond+lockRows), args...)
 			if err != nil {
 				return fmt.Errorf("read grants: %w", err)
@@ -250,7 +247,7 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 			}
 		}
 		vals := make([]any, len(grantCols()))
-		err = s.bulkInsert(ctx, tx, "grants", grantCols(), "", len(fresh), func(i int) []any {
+		err = s.db.BulkInsert(ctx, tx, "grants", grantCols(), "", len(fresh), func(i int) []any {
 			g := fresh[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = g.Key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence
 			vals[5], vals[6], vals[7], vals[8], vals[9] = g.Amount, string(model.GrantPending), 1, "", ""
@@ -258,7 +255,7 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 			return vals
 		})
 		if err != nil {
-			if isUniqueViolation(err) {
+			if s.db.IsUniqueViolation(err) {
 				return fmt.Errorf("%w: %w", ErrGrantConflict, err)
 			}
 			return err
@@ -326,10 +323,7 @@ func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutco
 		finished = s.now()
 	}
 	return s.inTx(ctx, fmt.Sprintf("finish batch %d", journalID), func(tx *sqlx.Tx) error {
-		lockRow := ""
-		if s.dialect == dialectPostgres {
-			lockRow = " FOR UPDATE"
-		}
+		lockRow := s.db.ForUpdate()
 		var (
 			tenant string
 			state  JournalState
@@ -411,7 +405,7 @@ func (s *Store) settleGrants(ctx context.Context, tx *sqlx.Tx, journalID int64, 
 		state   model.GrantState
 		lastErr string
 	}{{settle, gs, lastErr}, {hold, model.GrantUnknown, unaccountedError}} {
-		err := s.forKeys(part.keys, func(cond string, args []any) error {
+		err := s.db.ForKeys(part.keys, func(cond string, args []any) error {
 			args = append([]any{part.state, part.lastErr, now}, args...)
 			_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, last_error = ?, updated_at = ?
 				WHERE grant_key `+cond), args...)

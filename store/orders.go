@@ -74,34 +74,26 @@ func changedUpsert(table string, key, set []string) string {
 	return b.String()
 }
 
-// rowShape names a table UpsertOrders writes: the columns it writes, the
-// key, and the listed columns a new listing may change (updated_at moves
-// with them; first_seen_at never does).
-type rowShape struct {
-	table          string
-	cols, key, set []string
-}
-
 // orderShape is the shape of orders as UpsertOrders writes them.
-func orderShape() rowShape {
-	return rowShape{
-		table: "orders",
-		cols: []string{"tenant", "order_id", "collection_id", "order_number", "external_id", "placed_at", "placed_day",
+func orderShape() RowShape {
+	return RowShape{
+		Table: "orders",
+		Cols: []string{"tenant", "order_id", "collection_id", "order_number", "external_id", "placed_at", "placed_day",
 			"placed_month", "first_seen_at", "updated_at"},
-		key: []string{"tenant", "order_id"},
-		set: []string{"collection_id", "order_number", "external_id", "placed_at", "placed_day", "placed_month"},
+		Key: []string{"tenant", "order_id"},
+		Set: []string{"collection_id", "order_number", "external_id", "placed_at", "placed_day", "placed_month"},
 	}
 }
 
 // lineItemShape is the shape of order_line_items as UpsertOrders writes them.
-func lineItemShape() rowShape {
-	return rowShape{
-		table: "order_line_items",
-		cols: []string{"tenant", "order_id", "line_item_id", "product_id", "variant_id", "title", "product_title",
+func lineItemShape() RowShape {
+	return RowShape{
+		Table: "order_line_items",
+		Cols: []string{"tenant", "order_id", "line_item_id", "product_id", "variant_id", "title", "product_title",
 			"variant_title", "quantity", "price", "retail_price", "image_url", "image_aspect_ratio",
 			"personalizations", "sha", "first_seen_at", "updated_at"},
-		key: []string{"tenant", "order_id", "line_item_id"},
-		set: []string{"product_id", "variant_id", "title", "product_title", "variant_title", "quantity", "price",
+		Key: []string{"tenant", "order_id", "line_item_id"},
+		Set: []string{"product_id", "variant_id", "title", "product_title", "variant_title", "quantity", "price",
 			"retail_price", "image_url", "image_aspect_ratio", "personalizations", "sha"},
 	}
 }
@@ -125,7 +117,7 @@ type lineRef struct {
 
 func newOrderBatch(tenant string, now time.Time, orders []*OrderRow) *orderBatch {
 	b := &orderBatch{tenant: tenant, now: now, orders: orders,
-		ov: make([]any, len(orderShape().cols)), lv: make([]any, len(lineItemShape().cols))}
+		ov: make([]any, len(orderShape().Cols)), lv: make([]any, len(lineItemShape().Cols))}
 	for _, o := range orders {
 		for j := range o.Lines {
 			b.lines = append(b.lines, lineRef{o.OrderID, &o.Lines[j]})
@@ -134,7 +126,7 @@ func newOrderBatch(tenant string, now time.Time, orders []*OrderRow) *orderBatch
 	return b
 }
 
-// order returns the values of order i in the order of orderShape().cols.
+// order returns the values of order i in the order of orderShape().Cols.
 func (b *orderBatch) order(i int) []any {
 	o, v := b.orders[i], b.ov
 	placed := ts(o.PlacedAt)
@@ -144,7 +136,7 @@ func (b *orderBatch) order(i int) []any {
 	return v
 }
 
-// line returns the values of line i in the order of lineItemShape().cols.
+// line returns the values of line i in the order of lineItemShape().Cols.
 func (b *orderBatch) line(i int) []any {
 	r, v := b.lines[i], b.lv
 	l := r.line
@@ -195,10 +187,10 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 		ord, lin := orderShape(), lineItemShape()
 		if len(fresh) > 0 {
 			b := newOrderBatch(tenant, now, fresh)
-			if err := s.bulkInsert(ctx, tx, ord.table, ord.cols, "", len(b.orders), b.order); err != nil {
+			if err := s.db.BulkInsert(ctx, tx, ord.Table, ord.Cols, "", len(b.orders), b.order); err != nil {
 				return err
 			}
-			if err := s.bulkInsert(ctx, tx, lin.table, lin.cols, "", len(b.lines), b.line); err != nil {
+			if err := s.db.BulkInsert(ctx, tx, lin.Table, lin.Cols, "", len(b.lines), b.line); err != nil {
 				return err
 			}
 			res.Orders += len(b.orders)
@@ -206,12 +198,12 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 		}
 		if len(stored) > 0 {
 			b := newOrderBatch(tenant, now, stored)
-			n, err := s.mergeRows(ctx, tx, ord, len(b.orders), b.order)
+			n, err := s.db.MergeRows(ctx, tx, ord, len(b.orders), b.order)
 			if err != nil {
 				return err
 			}
 			res.Orders += int(n)
-			n, err = s.mergeRows(ctx, tx, lin, len(b.lines), b.line)
+			n, err = s.db.MergeRows(ctx, tx, lin, len(b.lines), b.line)
 			if err != nil {
 				return err
 			}
@@ -220,70 +212,6 @@ func (s *Store) UpsertOrders(ctx context.Context, tenant string, orders []OrderR
 		return nil
 	})
 	return res, err
-}
-
-// mergeRows writes n rows of shape sh whose table may already hold them:
-// the rows not stored are inserted, the stored ones that differ in sh.set
-// are updated, and the others are left untouched. It returns how many rows
-// were inserted or updated. On PostgreSQL the rows are copied into a
-// temporary table dropped at commit and merged with two set-wise
-// statements (an UPDATE ... FROM of the rows that differ, and an INSERT ...
-// SELECT of those whose key is missing), which neither lock nor rewrite the
-// rows that are the same; on SQLite they go through multi-row upserts.
-func (s *Store) mergeRows(ctx context.Context, tx *sqlx.Tx, sh rowShape, n int, row func(i int) []any) (int64, error) {
-	if n == 0 {
-		return 0, nil
-	}
-	if s.dialect != dialectPostgres {
-		return s.upsertCounted(ctx, tx, sh.table, sh.cols, changedUpsert(sh.table, sh.key, sh.set), n, row)
-	}
-	stage := "stage_" + sh.table
-	if _, err := tx.ExecContext(ctx, "CREATE TEMP TABLE "+stage+" (LIKE "+sh.table+" INCLUDING DEFAULTS) ON COMMIT DROP"); err != nil {
-		return 0, fmt.Errorf("stage %s: %w", sh.table, err)
-	}
-	if err := copyRows(ctx, tx, stage, sh.cols, n, row); err != nil {
-		return 0, fmt.Errorf("copy %s: %w", stage, err)
-	}
-	// Fresh statistics let the planner join the staged rows with a hash
-	// join when there are many of them.
-	if _, err := tx.ExecContext(ctx, "ANALYZE "+stage); err != nil {
-		return 0, fmt.Errorf("analyze %s: %w", stage, err)
-	}
-	match := make([]string, len(sh.key))
-	for i, k := range sh.key {
-		match[i] = "t." + k + " = s." + k
-	}
-	on := strings.Join(match, " AND ")
-	assign := make([]string, 0, len(sh.set)+1)
-	differ := make([]string, len(sh.set))
-	for i, c := range sh.set {
-		assign = append(assign, c+" = s."+c)
-		differ[i] = "t." + c + " IS DISTINCT FROM s." + c
-	}
-	assign = append(assign, "updated_at = s.updated_at")
-	upd, err := tx.ExecContext(ctx, "UPDATE "+sh.table+" t SET "+strings.Join(assign, ", ")+" FROM "+stage+" s WHERE "+
-		on+" AND ("+strings.Join(differ, " OR ")+")")
-	if err != nil {
-		return 0, fmt.Errorf("update %s: %w", sh.table, err)
-	}
-	updated, err := upd.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("update %s: %w", sh.table, err)
-	}
-	list := strings.Join(sh.cols, ", ")
-	ins, err := tx.ExecContext(ctx, "INSERT INTO "+sh.table+" ("+list+") SELECT "+list+" FROM "+stage+
-		" s WHERE NOT EXISTS (SELECT 1 FROM "+sh.table+" t WHERE "+on+")")
-	if err != nil {
-		return 0, fmt.Errorf("insert %s: %w", sh.table, err)
-	}
-	inserted, err := ins.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("insert %s: %w", sh.table, err)
-	}
-	if _, err := tx.ExecContext(ctx, "DROP TABLE "+stage); err != nil {
-		return 0, fmt.Errorf("drop %s: %w", stage, err)
-	}
-	return updated + inserted, nil
 }
 
 // ErrUnknownPerson is returned (wrapped) by UpsertOrders when an order
@@ -304,11 +232,8 @@ func (s *Store) checkPeople(ctx context.Context, tx *sqlx.Tx, tenant string, ord
 			ids = append(ids, o.ExternalID)
 		}
 	}
-	lock := ""
-	if s.dialect == dialectPostgres {
-		lock = " FOR KEY SHARE"
-	}
-	err := s.forKeys(ids, func(cond string, args []any) error {
+	lock := s.db.ForKeyShare()
+	err := s.db.ForKeys(ids, func(cond string, args []any) error {
 		return queryEach(ctx, tx, "SELECT external_id FROM people WHERE tenant = ? AND external_id "+cond+lock,
 			append([]any{tenant}, args...), func(r *sql.Rows) error {
 				var id string
@@ -350,7 +275,7 @@ func (s *Store) knownOrders(ctx context.Context, tx *sqlx.Tx, tenant string, ord
 	if stored == 0 {
 		return known, nil
 	}
-	err = s.forKeys(ids, func(cond string, args []any) error {
+	err = s.db.ForKeys(ids, func(cond string, args []any) error {
 		return queryEach(ctx, tx, "SELECT order_id FROM orders WHERE tenant = ? AND order_id "+cond, append([]any{tenant}, args...),
 			func(r *sql.Rows) error {
 				var id string
@@ -398,61 +323,6 @@ func nullFloat(f *float64) any {
 	return *f
 }
 
-// upsertCounted is bulkInsert with an upsert clause that reports how many
-// rows were inserted or updated. On PostgreSQL the rows are copied into a
-// temporary table dropped at commit, then merged with one INSERT ... SELECT;
-// on SQLite they go in multi-row INSERT statements.
-func (s *Store) upsertCounted(ctx context.Context, tx *sqlx.Tx, table string, cols []string, conflict string, n int, row func(i int) []any) (int64, error) {
-	if n == 0 {
-		return 0, nil
-	}
-	if conflict == "" && s.dialect == dialectPostgres {
-		// Every row is new: COPY straight into the table.
-		if err := s.bulkInsert(ctx, tx, table, cols, "", n, row); err != nil {
-			return 0, err
-		}
-		return int64(n), nil
-	}
-	if s.dialect == dialectPostgres {
-		stage := "stage_" + table
-		if _, err := tx.ExecContext(ctx, "CREATE TEMP TABLE "+stage+" (LIKE "+table+" INCLUDING DEFAULTS) ON COMMIT DROP"); err != nil {
-			return 0, fmt.Errorf("stage %s: %w", table, err)
-		}
-		if err := s.bulkInsert(ctx, tx, stage, cols, "", n, row); err != nil {
-			return 0, err
-		}
-		list := strings.Join(cols, ", ")
-		r, err := tx.ExecContext(ctx, "INSERT INTO "+table+" ("+list+") SELECT "+list+" FROM "+stage+" "+conflict)
-		if err != nil {
-			return 0, fmt.Errorf("upsert %s: %w", table, err)
-		}
-		if _, err := tx.ExecContext(ctx, "DROP TABLE "+stage); err != nil {
-			return 0, fmt.Errorf("drop stage %s: %w", table, err)
-		}
-		return r.RowsAffected()
-	}
-	per := min(sqliteMaxRows, sqliteMaxParams/len(cols))
-	var total int64
-	args := make([]any, 0, per*len(cols))
-	for start := 0; start < n; start += per {
-		end := min(start+per, n)
-		args = args[:0]
-		for i := start; i < end; i++ {
-			args = append(args, row(i)...)
-		}
-		r, err := tx.ExecContext(ctx, insertValues(table, cols, end-start)+conflict, args...)
-		if err != nil {
-			return 0, fmt.Errorf("upsert %s: %w", table, err)
-		}
-		k, err := r.RowsAffected()
-		if err != nil {
-			return 0, fmt.Errorf("upsert %s: %w", table, err)
-		}
-		total += k
-	}
-	return total, nil
-}
-
 // OpenOrder is an order whose status is still polled.
 type OpenOrder struct {
 	OrderID      string
@@ -492,7 +362,7 @@ func (s *Store) OpenOrders(ctx context.Context, tenant string) ([]OpenOrder, err
 func (s *Store) StopPolling(ctx context.Context, tenant string, orderIDs []string, at time.Time) (int, error) {
 	var n int64
 	err := s.inTx(ctx, "stop polling", func(tx *sqlx.Tx) error {
-		return s.forKeys(orderIDs, func(cond string, args []any) error {
+		return s.db.ForKeys(orderIDs, func(cond string, args []any) error {
 			r, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE orders SET polling_stopped = TRUE, polling_stopped_at = ?,
 				updated_at = ? WHERE tenant = ? AND NOT polling_stopped AND NOT is_final AND order_id `+cond),
 				append([]any{ts(at), ts(at), tenant}, args...)...)
@@ -681,7 +551,7 @@ func (s *Store) ApplyOrderStatuses(ctx context.Context, tenant string, obs []Ord
 
 // bulkRows writes prepared rows with bulkInsert.
 func (s *Store) bulkRows(ctx context.Context, tx *sqlx.Tx, table string, cols []string, conflict string, rows [][]any) error {
-	return s.bulkInsert(ctx, tx, table, cols, conflict, len(rows), func(i int) []any { return rows[i] })
+	return s.db.BulkInsert(ctx, tx, table, cols, conflict, len(rows), func(i int) []any { return rows[i] })
 }
 
 // execEach runs one prepared statement once per argument list.
@@ -706,7 +576,7 @@ func (s *Store) execEach(ctx context.Context, tx *sqlx.Tx, query string, argList
 // named orders.
 func (s *Store) loadOrderState(ctx context.Context, tx *sqlx.Tx, tenant string, ids []string) (map[string]*storedOrder, error) {
 	cur := make(map[string]*storedOrder, len(ids))
-	err := s.forKeys(ids, func(cond string, args []any) error {
+	err := s.db.ForKeys(ids, func(cond string, args []any) error {
 		all := append([]any{tenant}, args...)
 		if err := queryEach(ctx, tx, `SELECT order_id, status, shipped_at IS NOT NULL, is_final FROM orders
 			WHERE tenant = ? AND order_id `+cond, all, func(r *sql.Rows) error {
@@ -884,7 +754,7 @@ func (s *Store) SaveProducts(ctx context.Context, tenant string, rows []ProductR
 	err := s.inTx(ctx, "save products", func(tx *sqlx.Tx) error {
 		cols := productCols()
 		vals := make([]any, len(cols))
-		n, err := s.upsertCounted(ctx, tx, "products", cols, productUpsert(), len(rows), func(i int) []any {
+		n, err := s.db.UpsertCounted(ctx, tx, "products", cols, productUpsert(), len(rows), func(i int) []any {
 			p := rows[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = tenant, p.ProductID, p.CollectionID, p.Title, ptrVal(p.Brand)
 			vals[5], vals[6], vals[7], vals[8], vals[9] = ptrVal(p.Model), p.Status, p.CreationStatus, p.InStock, p.Discontinued
@@ -900,7 +770,7 @@ func (s *Store) SaveProducts(ctx context.Context, tenant string, rows []ProductR
 		for _, p := range rows {
 			ids = append(ids, p.ProductID)
 		}
-		if err := s.forKeys(ids, func(cond string, args []any) error {
+		if err := s.db.ForKeys(ids, func(cond string, args []any) error {
 			_, err := tx.ExecContext(ctx, tx.Rebind("UPDATE products SET checked_at = ? WHERE tenant = ? AND checked_at <> ? AND product_id "+cond),
 				append([]any{at, tenant, at}, args...)...)
 			return err
@@ -926,7 +796,7 @@ func (s *Store) syncTags(ctx context.Context, tx *sqlx.Tx, tenant string, rows [
 		ids = append(ids, p.ProductID)
 	}
 	have := map[string][]string{}
-	if err := s.forKeys(ids, func(cond string, args []any) error {
+	if err := s.db.ForKeys(ids, func(cond string, args []any) error {
 		return queryEach(ctx, tx, "SELECT product_id, tag FROM product_tags WHERE tenant = ? AND product_id "+cond+" ORDER BY product_id, tag",
 			append([]any{tenant}, args...), func(r *sql.Rows) error {
 				var id, tag string
@@ -954,7 +824,7 @@ func (s *Store) syncTags(ctx context.Context, tx *sqlx.Tx, tenant string, rows [
 			add = append(add, []any{tenant, p.ProductID, t})
 		}
 	}
-	if err := s.forKeys(stale, func(cond string, args []any) error {
+	if err := s.db.ForKeys(stale, func(cond string, args []any) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind("DELETE FROM product_tags WHERE tenant = ? AND product_id "+cond), append([]any{tenant}, args...)...)
 		return err
 	}); err != nil {
