@@ -15,6 +15,10 @@ import (
 	_ "hrsync/sources/dropfolder"
 	_ "hrsync/sources/s3drop"
 	_ "hrsync/sources/sftpdrop"
+
+	// The store dialects register themselves by DSN scheme (store.Register).
+	_ "hrsync/store/postgres"
+	_ "hrsync/store/sqlite"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".
