@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"errors"
@@ -12,8 +12,8 @@ import (
 // TestOrdersIngestSplit checks UpsertOrders' two paths (new orders copied
 // straight in, stored ones merged set-wise) in one batch, and the check
 // that stands for the foreign key from orders to people.
-func TestOrdersIngestSplit(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testOrdersIngestSplit(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		s := b.open(t)
 		raw := b.raw(t)
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1), person("e2", 2)}))

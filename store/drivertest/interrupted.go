@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"testing"
@@ -7,8 +7,8 @@ import (
 	"hrsync/store"
 )
 
-func TestFailInterrupted(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testFailInterrupted(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		must(t, s.StartRun(ctx(t), store.Run{ID: "crashed", Job: model.JobPeople, Tenant: "acme"}))
 		must(t, s.StartRun(ctx(t), store.Run{ID: "other-job", Job: model.JobOrders, Tenant: "acme"}))
 		must(t, s.StartRun(ctx(t), store.Run{ID: "other-tenant", Job: model.JobPeople, Tenant: "globex"}))

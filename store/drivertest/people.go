@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"errors"
@@ -47,8 +47,8 @@ func samePerson(t *testing.T, got, want store.PersonRow) {
 	}
 }
 
-func TestPeople(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testPeople(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("save and scan round-trip every field", func(t *testing.T) {
 			full := person("p-full", 3)
 			full.RemoteID = "remote-1"

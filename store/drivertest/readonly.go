@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"context"
@@ -20,26 +20,8 @@ func openReadOnly(b backend) (*store.Store, error) {
 	return store.Open(context.Background(), b.dsn, store.Options{Schema: b.schema, ReadOnly: true})
 }
 
-// sqliteDir is the folder of a SQLite backend's file ("" on PostgreSQL).
-func sqliteDir(b backend) string {
-	if !strings.HasPrefix(b.dsn, "sqlite:") {
-		return ""
-	}
-	return filepath.Dir(strings.TrimPrefix(b.dsn, "sqlite:"))
-}
-
-// schemaExists tells whether the PostgreSQL backend's schema exists.
-func schemaExists(t *testing.T, b backend) bool {
-	t.Helper()
-	var n int
-	if err := b.raw(t).QueryRow("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = $1", b.schema).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n > 0
-}
-
-func TestOpenReadOnly(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testOpenReadOnly(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		t.Run("no state yet: a typed error, and nothing is created", func(t *testing.T) {
 			_, err := openReadOnly(b)
 			wantErr(t, err, store.ErrNoState)
@@ -47,44 +29,19 @@ func TestOpenReadOnly(t *testing.T) {
 			if !errors.As(err, &nse) || !strings.HasPrefix(err.Error(), "no state yet at ") {
 				t.Fatalf("error = %v, want a *NoStateError", err)
 			}
-			if dir := sqliteDir(b); dir != "" {
-				if es, _ := os.ReadDir(dir); len(es) != 0 {
-					t.Errorf("read-only open created %d files in the state folder", len(es))
-				}
-				if want := filepath.Join(dir, "state.db"); nse.Where != want {
-					t.Errorf("where = %q, want %q", nse.Where, want)
-				}
-			} else {
-				if schemaExists(t, b) {
-					t.Errorf("read-only open created the schema")
-				}
-				if nse.Where != "PostgreSQL schema "+b.schema {
-					t.Errorf("where = %q", nse.Where)
-				}
+			if !b.d.Untouched(t, b.tg) {
+				t.Errorf("read-only open created state")
+			}
+			if want := b.d.Where(b.tg); nse.Where != want {
+				t.Errorf("where = %q, want %q", nse.Where, want)
 			}
 		})
-		if dir := sqliteDir(b); dir != "" {
-			t.Run("an empty SQLite file holds no state and stays empty", func(t *testing.T) {
-				path := filepath.Join(dir, "state.db")
-				must(t, os.WriteFile(path, nil, 0o600))
-				defer os.Remove(path) //nolint:errcheck // the next subtest migrates a new one
-				_, err := openReadOnly(b)
-				wantErr(t, err, store.ErrNoState)
-				if fi, err := os.Stat(path); err != nil || fi.Size() != 0 {
-					t.Errorf("the file changed: %v %v", fi, err)
-				}
-			})
-		} else {
-			t.Run("an empty PostgreSQL schema holds no state", func(t *testing.T) {
-				db := b.raw(t)
-				_, err := db.Exec(`CREATE SCHEMA "` + b.schema + `"`)
-				must(t, err)
-				_, err = openReadOnly(b)
-				wantErr(t, err, store.ErrNoState)
-				_, err = db.Exec(`DROP SCHEMA "` + b.schema + `"`)
-				must(t, err)
-			})
-		}
+		t.Run("an empty database holds no state and stays empty", func(t *testing.T) {
+			checkAndUndo := b.d.MakeEmpty(t, b.tg)
+			_, err := openReadOnly(b)
+			wantErr(t, err, store.ErrNoState)
+			checkAndUndo(t)
+		})
 
 		rw := b.open(t) // creates and migrates the state
 		run := store.Run{ID: uuid.NewString(), Job: model.JobPeople, Tenant: "acme"}
@@ -118,7 +75,7 @@ func TestOpenReadOnly(t *testing.T) {
 	})
 }
 
-func TestOpenEmpty(t *testing.T) {
+func testOpenEmpty(t *testing.T, d Backend) {
 	s, err := store.OpenEmpty(ctx(t))
 	must(t, err)
 	runs, err := s.LastRuns(ctx(t), 10)

@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"testing"
@@ -42,11 +42,11 @@ func journalState(t *testing.T, s *store.Store, id int64) store.JournalState {
 // calls, some in flight: each job's HoldInterrupted, UnknownBatches and
 // BeginResend act on its own scope only, and never on a call the other job
 // has in flight.
-func TestScopeKeepsJobsApart(t *testing.T) {
+func testScopeKeepsJobsApart(t *testing.T, d Backend) {
 	people := store.Scope{Job: model.JobPeople}
 	grants := store.Scope{Job: model.JobGrants}
 	birthday := store.Scope{Job: model.JobGrants, Rule: "birthday"}
-	eachStore(t, func(t *testing.T, s *store.Store) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{
 			person("a", 1), person("b", 2), person("c", 3), person("d", 4), person("e", 5), person("f", 6),
 		}))
@@ -190,8 +190,8 @@ func TestScopeKeepsJobsApart(t *testing.T) {
 // grant and call is the people sync's, nothing is lost (on SQLite the runs
 // table is rebuilt, and the rejections that cascade from runs stay), a
 // grants run is admitted, and foreign keys are still enforced.
-func TestGrantScopeMigration(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testGrantScopeMigration(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		raw := migratedTo(t, b, 5)
 		for _, q := range []string{
 			`INSERT INTO runs (id, job, tenant, started_at) VALUES ('r1', 'people', 'acme', '2026-01-01 00:00:00')`,

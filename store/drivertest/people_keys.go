@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"errors"
@@ -8,8 +8,8 @@ import (
 	"hrsync/store"
 )
 
-func TestScanPeopleKeys(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testScanPeopleKeys(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("keys, fingerprint and flags of every person of the tenant", func(t *testing.T) {
 			const n = 1203
 			rows := make([]store.PersonRow, n)

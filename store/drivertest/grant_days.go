@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"testing"
@@ -8,8 +8,8 @@ import (
 	"hrsync/store"
 )
 
-func TestGrantDays(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testGrantDays(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		d := func(m time.Month, day int) time.Time { return time.Date(2027, m, day, 0, 0, 0, 0, time.UTC) }
 		must(t, s.MarkGrantDays(ctx(t), "acme", []string{"birthday", "winter"}, d(3, 10)))
 		must(t, s.MarkGrantDays(ctx(t), "acme", []string{"birthday"}, d(3, 12)))
@@ -26,8 +26,8 @@ func TestGrantDays(t *testing.T) {
 	})
 }
 
-func TestBirthdaysKeepNoYear(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testBirthdaysKeepNoYear(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1), person("e2", 2)}))
 		must(t, s.SaveBirthdays(ctx(t), "acme", map[string]store.MonthDay{"e1": {Month: time.February, Day: 29}, "e2": {Month: 12, Day: 31}}))
 		must(t, s.SaveBirthdays(ctx(t), "acme", map[string]store.MonthDay{"e2": {Month: 1, Day: 2}}))
@@ -45,8 +45,8 @@ func TestBirthdaysKeepNoYear(t *testing.T) {
 	})
 }
 
-func TestRuleGrantsTotal(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testRuleGrantsTotal(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		startRun(t, s, "r1", "acme")
 		in := store.BatchIntent{RunID: "r1", Tenant: "acme", Job: model.JobGrants, IdempotencyKey: "k1", RequestSHA: "x",
 			People: []store.PersonRow{person("e1", 1), person("e2", 2), person("e3", 3)}, StartedAt: at(2, 0)}

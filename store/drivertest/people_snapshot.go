@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"bytes"
@@ -7,26 +7,16 @@ import (
 	"iter"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
-
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"hrsync/store"
 )
 
-// rebindFor writes q's "?" placeholders as the back end wants them.
-func rebindFor(name, q string) string {
-	if name != "postgres" {
-		return q
-	}
-	return sqlx.Rebind(sqlx.DOLLAR, q)
-}
-
 // execRaw runs one statement on the raw handle, as an operator's SQL would.
 func execRaw(t *testing.T, b backend, raw *sql.DB, q string, args ...any) {
 	t.Helper()
-	if _, err := raw.ExecContext(ctx(t), rebindFor(b.name, q), args...); err != nil {
+	if _, err := raw.ExecContext(ctx(t), b.q(q), args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -38,8 +28,8 @@ func versionOf(t *testing.T, s *store.Store, tenant string) int64 {
 	return v
 }
 
-func TestPeopleVersion(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testPeopleVersion(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		s := b.open(t)
 		raw := b.raw(t)
 		const tn = "acme"
@@ -117,13 +107,11 @@ func TestPeopleVersion(t *testing.T) {
 		t.Run("other tenants' writes do not", func(t *testing.T) {
 			bumps(t, false, func() { must(t, s.SavePeople(ctx(t), "third", rows)) })
 		})
-		if b.name == "postgres" {
+		if b.d.Plain != nil {
 			t.Run("SQL that names the schema from another search_path bumps it", func(t *testing.T) {
-				plain, err := sql.Open("postgres", pgURL(t))
-				must(t, err)
-				t.Cleanup(func() { _ = plain.Close() })
+				plain := b.d.Plain(t)
 				bumps(t, true, func() {
-					q := "UPDATE " + pq.QuoteIdentifier(s.Schema()) + ".people SET email = 'third@example.test' WHERE tenant = $1 AND external_id = 'v1-renamed'"
+					q := b.q("UPDATE " + quoteIdent(s.Schema()) + ".people SET email = 'third@example.test' WHERE tenant = ? AND external_id = 'v1-renamed'")
 					if _, err := plain.ExecContext(ctx(t), q, tn); err != nil {
 						t.Fatal(err)
 					}
@@ -150,8 +138,8 @@ func readSnapshot(t *testing.T, s *store.Store, tenant string) (parts [][]byte, 
 	return parts, version, ok
 }
 
-func TestPeopleSnapshot(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testPeopleSnapshot(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		s := b.open(t)
 		raw := b.raw(t)
 		const tn = "acme"
@@ -234,8 +222,8 @@ func TestPeopleSnapshot(t *testing.T) {
 			}
 			var n int
 			var part0 []byte
-			must(t, raw.QueryRowContext(ctx(t), rebindFor(b.name, "SELECT COUNT(*) FROM people_snapshots WHERE tenant = ?"), tn).Scan(&n))
-			must(t, raw.QueryRowContext(ctx(t), rebindFor(b.name, "SELECT data FROM people_snapshots WHERE tenant = ? AND part = 0"), tn).Scan(&part0))
+			must(t, raw.QueryRowContext(ctx(t), b.q("SELECT COUNT(*) FROM people_snapshots WHERE tenant = ?"), tn).Scan(&n))
+			must(t, raw.QueryRowContext(ctx(t), b.q("SELECT data FROM people_snapshots WHERE tenant = ? AND part = 0"), tn).Scan(&part0))
 			if n != len(want) || !bytes.Equal(part0, want[0]) {
 				t.Fatalf("the refused save changed the stored parts (%d parts)", n)
 			}
@@ -289,7 +277,7 @@ func TestPeopleSnapshot(t *testing.T) {
 			}
 		})
 
-		if b.name == "postgres" {
+		if b.d.Truncate {
 			t.Run("TRUNCATE of people drops every snapshot", func(t *testing.T) {
 				must(t, s.SavePeople(ctx(t), tn, []store.PersonRow{person("s3", 3)}))
 				saved, err := s.SavePeopleSnapshot(ctx(t), tn, versionOf(t, s, tn), partsOf([]byte("a")))
@@ -305,3 +293,6 @@ func TestPeopleSnapshot(t *testing.T) {
 		}
 	})
 }
+
+// quoteIdent quotes an SQL identifier the standard way.
+func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"errors"
@@ -19,8 +19,8 @@ func rejections(n int, source string) []model.Rejection {
 	return out
 }
 
-func TestRuns(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testRuns(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("start, finish with rejections and a source file, read back", func(t *testing.T) {
 			must(t, s.StartRun(ctx(t), store.Run{ID: "run-a", Job: model.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
 			rows := 1200
@@ -123,8 +123,8 @@ func TestRuns(t *testing.T) {
 	})
 }
 
-func TestLastGoodImport(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testLastGoodImport(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		day := 0
 		finish := func(t *testing.T, tenant string, dry bool, out model.RunOutcome, rows *int, file *store.SourceFile) {
 			t.Helper()

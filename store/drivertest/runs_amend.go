@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"testing"
@@ -7,8 +7,8 @@ import (
 	"hrsync/store"
 )
 
-func TestAmendRun(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testAmendRun(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		must(t, s.StartRun(ctx(t), store.Run{ID: "run-amend", Job: model.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
 		wantErr(t, s.AmendRun(ctx(t), "run-amend", model.OutcomeAttention, "x"), store.ErrRunState)
 		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-amend", Outcome: model.OutcomeOK,
@@ -28,8 +28,8 @@ func TestAmendRun(t *testing.T) {
 	})
 }
 
-func TestSetRunReports(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testSetRunReports(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		must(t, s.StartRun(ctx(t), store.Run{ID: "run-reports", Job: model.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
 		wantErr(t, s.SetRunReports(ctx(t), "run-reports", []string{"processed/a.csv.report.html"}), store.ErrRunState)
 		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-reports", Outcome: model.OutcomeOK, FinishedAt: at(1, 30)}))

@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"database/sql"
@@ -60,8 +60,8 @@ func stamps(t *testing.T, db *sql.DB) []string {
 	}
 }
 
-func TestOrders(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testOrders(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		s := b.open(t)
 		raw := b.raw(t)
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1), person("e2", 2)}))

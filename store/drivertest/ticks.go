@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"errors"
@@ -27,10 +27,7 @@ type tickRow struct {
 func readTicks(t *testing.T, b backend, tenant string) map[time.Time]tickRow {
 	t.Helper()
 	db := b.raw(t)
-	q := `SELECT tick_at, replica, finished_at IS NOT NULL, COALESCE(outcome, '') FROM ticks WHERE tenant = $1`
-	if b.name == "sqlite" {
-		q = `SELECT tick_at, replica, finished_at IS NOT NULL, COALESCE(outcome, '') FROM ticks WHERE tenant = ?`
-	}
+	q := b.q(`SELECT tick_at, replica, finished_at IS NOT NULL, COALESCE(outcome, '') FROM ticks WHERE tenant = ?`)
 	rows, err := db.QueryContext(ctx(t), q, tenant)
 	must(t, err)
 	defer func() { _ = rows.Close() }()
@@ -45,8 +42,8 @@ func readTicks(t *testing.T, b backend, tenant string) map[time.Time]tickRow {
 	return out
 }
 
-func TestClaimTick(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testClaimTick(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		r1, r2 := replicaStore(t, b, "replica-1"), replicaStore(t, b, "replica-2")
 		at := time.Date(2026, 11, 24, 6, 0, 1, 0, time.UTC)
 

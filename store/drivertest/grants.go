@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"errors"
@@ -76,8 +76,8 @@ func grantIn(t *testing.T, s *store.Store, tenant, ext string, st model.GrantSta
 	return key
 }
 
-func TestBatches(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testBatches(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("intent before the call, outcome after", func(t *testing.T) {
 			startRun(t, s, "r-ok", "ok")
 			in := intent("r-ok", "ok", "idem-1", "e1", "e2")
@@ -268,8 +268,8 @@ func TestBatches(t *testing.T) {
 	})
 }
 
-func TestHoldInterrupted(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testHoldInterrupted(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		startRun(t, s, "crashed", "hold")
 		id1, err := s.BeginBatch(ctx(t), intent("crashed", "hold", "k1", "a", "b"))
 		must(t, err)
@@ -329,7 +329,7 @@ func TestHoldInterrupted(t *testing.T) {
 	})
 }
 
-func TestGrantTransitions(t *testing.T) {
+func testGrantTransitions(t *testing.T, d Backend) {
 	type op struct {
 		name string
 		to   model.GrantState
@@ -350,7 +350,7 @@ func TestGrantTransitions(t *testing.T) {
 		"confirm": {model.GrantUnknown: true},
 	}
 	states := []model.GrantState{model.GrantPending, model.GrantApplied, model.GrantNotApplied, model.GrantUnknown, model.GrantVoided}
-	eachStore(t, func(t *testing.T, s *store.Store) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		for _, o := range ops {
 			for _, from := range states {
 				t.Run(o.name+" from "+string(from), func(t *testing.T) {
@@ -424,8 +424,8 @@ func TestGrantTransitions(t *testing.T) {
 	})
 }
 
-func TestUnknownBatchesAndResend(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testUnknownBatchesAndResend(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		startRun(t, s, "r1", "idem")
 		id1, err := s.BeginBatch(ctx(t), intent("r1", "idem", "key-1", "a", "b"))
 		must(t, err)
@@ -497,8 +497,8 @@ func TestUnknownBatchesAndResend(t *testing.T) {
 // TestUnaccountedPeopleAreHeld covers a success answer that does not account
 // for every person sent: their grants are held as unknown, never applied,
 // listed for the operator, and never offered for a resend with the key.
-func TestUnaccountedPeopleAreHeld(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testUnaccountedPeopleAreHeld(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		startRun(t, s, "r1", "acc")
 		id, err := s.BeginBatch(ctx(t), intent("r1", "acc", "key-acc", "a", "b", "c"))
 		must(t, err)

@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"encoding/json"
@@ -28,9 +28,8 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-func TestPersonalizations(t *testing.T) {
-	t.Parallel()
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testPersonalizations(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("a saved outcome reads back field for field", func(t *testing.T) {
 			p := personalization("e1", "c1", store.PersonalizationPending)
 			must(t, s.SavePersonalization(ctx(t), p))
@@ -106,9 +105,8 @@ func TestPersonalizations(t *testing.T) {
 	})
 }
 
-func TestPersonalizationReportView(t *testing.T) {
-	t.Parallel()
-	eachBackend(t, func(t *testing.T, b backend) {
+func testPersonalizationReportView(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		s := b.open(t)
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1)}))
 		must(t, s.SavePersonalization(ctx(t), personalization("e1", "c1", store.PersonalizationDone)))
@@ -125,9 +123,8 @@ func TestPersonalizationReportView(t *testing.T) {
 	})
 }
 
-func TestRefusedCollections(t *testing.T) {
-	t.Parallel()
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testRefusedCollections(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("a refusal is remembered, replaced and cleared", func(t *testing.T) {
 			must(t, s.MarkNotPersonalizable(ctx(t), "acme", store.RefusedCollection{CollectionID: "c2", Reason: "first", RefusedAt: at(1, 0)}))
 			must(t, s.MarkNotPersonalizable(ctx(t), "acme", store.RefusedCollection{CollectionID: "c2", Reason: "second", RefusedAt: at(2, 0)}))
@@ -152,9 +149,8 @@ func TestRefusedCollections(t *testing.T) {
 	})
 }
 
-func TestLastProcessedFile(t *testing.T) {
-	t.Parallel()
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testLastProcessedFile(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		t.Run("none before any file", func(t *testing.T) {
 			_, ok, err := s.LastProcessedFile(ctx(t), "acme")
 			must(t, err)

@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"fmt"
@@ -29,11 +29,9 @@ func benchTriggerPeople(b *testing.B) int {
 // versions from a benchmark's database, for the baseline.
 func dropVersionTriggers(b *testing.B, bk backend) {
 	b.Helper()
-	stmts := []string{"DROP TRIGGER people_version_insert", "DROP TRIGGER people_version_update", "DROP TRIGGER people_version_delete"}
-	if bk.name == "postgres" {
-		for i := range stmts {
-			stmts[i] += " ON people"
-		}
+	var stmts []string
+	for _, tr := range []string{"people_version_insert", "people_version_update", "people_version_delete"} {
+		stmts = append(stmts, bk.d.DropTrigger(tr, "people"))
 	}
 	raw := bk.raw(b)
 	for _, q := range stmts {
@@ -49,7 +47,7 @@ func dropVersionTriggers(b *testing.B, bk backend) {
 // database with the triggers and of one without, in turns, then saves them
 // all again unchanged (an upsert that bumps nothing). x_vs_no_triggers is
 // the time without over the time with (1 = free).
-func BenchmarkPeopleVersionTriggers(b *testing.B) {
+func BenchPeopleVersionTriggers(b *testing.B, d Backend) {
 	n := benchTriggerPeople(b)
 	rows := benchRows(n)
 	const batch = 50_000
@@ -63,14 +61,10 @@ func BenchmarkPeopleVersionTriggers(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	kinds := []struct {
-		name string
-		mk   func(testing.TB) backend
-	}{{"sqlite", sqliteBackend}, {"postgres", postgresBackend}}
-	for _, k := range kinds {
-		b.Run(k.name, func(b *testing.B) {
-			with := k.mk(b).open(b)
-			plainBk := k.mk(b)
+	{
+		b.Run(d.Name, func(b *testing.B) {
+			with := newBackend(b, d).open(b)
+			plainBk := newBackend(b, d)
 			plain := plainBk.open(b)
 			dropVersionTriggers(b, plainBk)
 			var insWith, insPlain, updWith, updPlain time.Duration

@@ -1,9 +1,8 @@
-package store_test
+package drivertest
 
 import (
 	"database/sql"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -24,14 +23,11 @@ func benchRows(n int) []store.PersonRow {
 // rowwiseSeed is the baseline for seeding: one single-row INSERT per person
 // through a prepared statement, all in one transaction, on a plain
 // database/sql handle. It returns how long it took.
-func rowwiseSeed(b *testing.B, db *sql.DB, dialect, tenant string, rows []store.PersonRow) time.Duration {
+func rowwiseSeed(b *testing.B, bk backend, db *sql.DB, tenant string, rows []store.PersonRow) time.Duration {
 	b.Helper()
 	q := `INSERT INTO people (tenant, external_id, email, first_name, last_name, department, location,
 		start_date, remote_id, fingerprint, first_seen_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`
-	if dialect == "postgres" {
-		q = `INSERT INTO people (tenant, external_id, email, first_name, last_name, department, location,
-			start_date, remote_id, fingerprint, first_seen_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL, $9, $10, $11)`
-	}
+	q = bk.q(q)
 	start := time.Now()
 	tx, err := db.BeginTx(ctx(b), nil)
 	must(b, err)
@@ -50,14 +46,12 @@ func rowwiseSeed(b *testing.B, db *sql.DB, dialect, tenant string, rows []store.
 
 // rawScan is the baseline for scanning: the same query read into raw bytes
 // on a plain database/sql handle, with no mapping to PersonRow.
-func rawScan(b *testing.B, db *sql.DB, dialect, tenant string) (time.Duration, int) {
+func rawScan(b *testing.B, bk backend, db *sql.DB, tenant string) (time.Duration, int) {
 	b.Helper()
 	q := `SELECT external_id, email, first_name, last_name, department, location, start_date, remote_id,
 		fingerprint, first_seen_at, last_seen_at, departed_at, created_on_platform_at
 		FROM people WHERE tenant = ? ORDER BY external_id`
-	if dialect == "postgres" {
-		q = strings.Replace(q, "?", "$1", 1)
-	}
+	q = bk.q(q)
 	start := time.Now()
 	rows, err := db.QueryContext(ctx(b), q, tenant)
 	must(b, err)
@@ -82,18 +76,14 @@ func rawScan(b *testing.B, db *sql.DB, dialect, tenant string) (time.Duration, i
 // x_vs_rowwise is how many times faster the bulk path is than single-row
 // inserts; for scanning, x_vs_raw is the store's speed relative to reading
 // the same rows raw (1 = no overhead).
-func BenchmarkPeople(b *testing.B) {
+func BenchPeople(b *testing.B, d Backend) {
 	rows := benchRows(benchPeople)
-	kinds := []struct {
-		name string
-		mk   func(testing.TB) backend
-	}{{"sqlite", sqliteBackend}, {"postgres", postgresBackend}}
-	for _, k := range kinds {
-		b.Run(k.name, func(b *testing.B) {
-			bk := k.mk(b)
+	{
+		b.Run(d.Name, func(b *testing.B) {
+			bk := newBackend(b, d)
 			s := bk.open(b)
 			raw := bk.raw(b)
-			baseline := rowwiseSeed(b, raw, k.name, "baseline", rows)
+			baseline := rowwiseSeed(b, bk, raw, "baseline", rows)
 
 			b.Run("seed", func(b *testing.B) {
 				i := 0
@@ -110,10 +100,10 @@ func BenchmarkPeople(b *testing.B) {
 
 			b.Run("scan", func(b *testing.B) {
 				// Warm the caches once, then keep the best of three raw reads.
-				rawScan(b, raw, k.name, "baseline")
+				rawScan(b, bk, raw, "baseline")
 				var rawTook time.Duration
 				for range 3 {
-					took, n := rawScan(b, raw, k.name, "baseline")
+					took, n := rawScan(b, bk, raw, "baseline")
 					if n != benchPeople {
 						b.Fatalf("baseline scanned %d rows", n)
 					}

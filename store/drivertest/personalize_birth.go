@@ -1,13 +1,11 @@
-package store_test
+package drivertest
 
 import (
 	"database/sql"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
-	"github.com/lib/pq"
 	"github.com/pressly/goose/v3"
 
 	"hrsync/store"
@@ -22,8 +20,8 @@ const birthFields = `{"name":{"initials":"AT"},"work":{"department":"Eng"},"anni
 // state. Migration 5 clears the birth group of the rows an older version
 // stored and updates the view; SavePersonalization drops it; the database
 // refuses a row that holds it (a trigger on SQLite, a check on PostgreSQL).
-func TestPersonalizeNoBirth(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testPersonalizeNoBirth(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		raw := migratedTo(t, b, 4)
 		insert := `INSERT INTO personalizations (tenant, external_id, collection_id, fingerprint, state, sha, fields,
 			first_requested_at, updated_at) VALUES ('acme', $1, 'c1', 1, 'done', 'sha', $2, '2025-01-01 00:00:00', '2025-01-01 00:00:00')`
@@ -64,23 +62,21 @@ func TestPersonalizeNoBirth(t *testing.T) {
 }
 
 // migratedTo migrates the backend's empty database up to version, as an
-// older hrsync would have left it, and returns a plain handle on it.
+// older hrsync would have left it, with the dialect's own migrations, and
+// returns a plain handle on it.
 func migratedTo(t *testing.T, b backend, version int64) *sql.DB {
 	t.Helper()
-	raw := b.raw(t)
-	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
-	if b.name == "postgres" {
-		dialect, dir = goose.DialectPostgres, "migrations/postgres"
-		if _, err := raw.ExecContext(ctx(t), "CREATE SCHEMA IF NOT EXISTS "+pq.QuoteIdentifier(b.schema)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := goose.NewProvider(dialect, raw, os.DirFS(dir), goose.WithDisableGlobalRegistry(true))
+	conn, err := b.d.Driver.Open(ctx(t), b.dsn, store.Options{Schema: b.schema})
+	must(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	fsys, dialect, _, err := conn.Migrations()
+	must(t, err)
+	p, err := goose.NewProvider(dialect, conn.Writer().DB, fsys, goose.WithDisableGlobalRegistry(true))
 	must(t, err)
 	if _, err := p.UpTo(ctx(t), version); err != nil {
 		t.Fatalf("migrate to %d: %v", version, err)
 	}
-	return raw
+	return b.raw(t)
 }
 
 func assertNoBirth(t *testing.T, what string, fields json.RawMessage) {

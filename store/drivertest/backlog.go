@@ -1,4 +1,4 @@
-package store_test
+package drivertest
 
 import (
 	"testing"
@@ -8,8 +8,8 @@ import (
 	"hrsync/store"
 )
 
-func TestBacklogPersonalizations(t *testing.T) {
-	eachStore(t, func(t *testing.T, s *store.Store) {
+func testBacklogPersonalizations(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
 		states := map[string]store.PersonalizationState{
 			"e1": store.PersonalizationPending, "e2": store.PersonalizationRetry, "e3": store.PersonalizationRetry,
 			"e4": store.PersonalizationDone, "e5": store.PersonalizationFailed, "e6": store.PersonalizationError,
@@ -33,8 +33,8 @@ func TestBacklogPersonalizations(t *testing.T) {
 	})
 }
 
-func TestLastSuccessesAndHeldGrants(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
+func testLastSuccessesAndHeldGrants(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
 		clock := at(1, 0)
 		s := mustOpen(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Now: func() time.Time { return clock }})
 		finish := func(id string, job model.Job, tenant string, outcome model.RunOutcome, dry bool, when time.Time) {
