@@ -70,7 +70,7 @@ func rawScan(b *testing.B, bk backend, db *sql.DB, tenant string) (time.Duration
 	return time.Since(start), n
 }
 
-// BenchmarkPeople seeds (SavePeople) and scans (ScanPeople) 100k people on
+// BenchPeople seeds (SavePeople) and scans (ScanPeople) 100k people on
 // each store. Besides ns/op it reports people/s and a ratio to a baseline
 // measured in the same process on the same database: for seeding,
 // x_vs_rowwise is how many times faster the bulk path is than single-row

@@ -21,7 +21,7 @@ func welcome(tenant, ext string, amount float64) model.Grant {
 }
 
 // peopleScope is the scope of the people sync's grants and calls.
-var peopleScope = store.Scope{Job: model.JobPeople}
+func peopleScope() store.Scope { return store.Scope{Job: model.JobPeople} }
 
 // intent builds a batch creating people ids, each with a welcome grant of 50.
 func intent(run, tenant, key string, ids ...string) store.BatchIntent {
@@ -278,7 +278,7 @@ func testHoldInterrupted(t *testing.T, d Backend) {
 		must(t, s.FinishBatch(ctx(t), id2, store.BatchOutcome{State: store.JournalSucceeded, HTTPStatus: 201}))
 		grantIn(t, s, "hold-other", "o", model.GrantPending)
 
-		n, err := s.HoldInterrupted(ctx(t), "hold", peopleScope)
+		n, err := s.HoldInterrupted(ctx(t), "hold", peopleScope())
 		must(t, err)
 		t.Run("pending grants become unknown and are counted", func(t *testing.T) {
 			if n != 2 {
@@ -307,7 +307,7 @@ func testHoldInterrupted(t *testing.T, d Backend) {
 			}
 		})
 		t.Run("running it again holds nothing more", func(t *testing.T) {
-			n, err := s.HoldInterrupted(ctx(t), "hold", peopleScope)
+			n, err := s.HoldInterrupted(ctx(t), "hold", peopleScope())
 			must(t, err)
 			if n != 0 {
 				t.Fatalf("held %d", n)
@@ -435,13 +435,13 @@ func testUnknownBatchesAndResend(t *testing.T, d Backend) {
 		must(t, err)
 		must(t, s.FinishBatch(ctx(t), id1, store.BatchOutcome{State: store.JournalUnknown, ErrorMessage: "timeout"}))
 		must(t, s.FinishBatch(ctx(t), id3, store.BatchOutcome{State: store.JournalSucceeded}))
-		n, err := s.HoldInterrupted(ctx(t), "idem", peopleScope) // batch 2 was never answered
+		n, err := s.HoldInterrupted(ctx(t), "idem", peopleScope()) // batch 2 was never answered
 		must(t, err)
 		if n != 1 {
 			t.Fatalf("held %d", n)
 		}
 
-		held, err := s.UnknownBatches(ctx(t), "idem", peopleScope)
+		held, err := s.UnknownBatches(ctx(t), "idem", peopleScope())
 		must(t, err)
 		t.Run("held grants are grouped by their batch with its key", func(t *testing.T) {
 			if len(held) != 2 {
@@ -457,7 +457,7 @@ func testUnknownBatchesAndResend(t *testing.T, d Backend) {
 		})
 		t.Run("a held batch is resent with the same key and request", func(t *testing.T) {
 			startRun(t, s, "r2", "idem")
-			id, err := s.BeginResend(ctx(t), id1, "r2", peopleScope)
+			id, err := s.BeginResend(ctx(t), id1, "r2", peopleScope())
 			must(t, err)
 			j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r2"})
 			must(t, err)
@@ -476,7 +476,7 @@ func testUnknownBatchesAndResend(t *testing.T, d Backend) {
 			if len(totals) != 3 || totals["a"] != 50 || totals["b"] != 50 || totals["d"] != 50 {
 				t.Fatalf("totals = %v", totals)
 			}
-			left, err := s.UnknownBatches(ctx(t), "idem", peopleScope)
+			left, err := s.UnknownBatches(ctx(t), "idem", peopleScope())
 			must(t, err)
 			if len(left) != 1 || left[0].Journal.ID != id2 {
 				t.Fatalf("left = %+v", left)
@@ -484,11 +484,11 @@ func testUnknownBatchesAndResend(t *testing.T, d Backend) {
 		})
 		t.Run("only a held batch with held grants can be resent", func(t *testing.T) {
 			startRun(t, s, "r3", "idem")
-			_, err := s.BeginResend(ctx(t), id3, "r3", peopleScope) // succeeded
+			_, err := s.BeginResend(ctx(t), id3, "r3", peopleScope()) // succeeded
 			wantErr(t, err, store.ErrJournalState)
-			_, err = s.BeginResend(ctx(t), id1, "r3", peopleScope) // its grants were resent already
+			_, err = s.BeginResend(ctx(t), id1, "r3", peopleScope()) // its grants were resent already
 			wantErr(t, err, store.ErrJournalState)
-			_, err = s.BeginResend(ctx(t), 424242, "r3", peopleScope)
+			_, err = s.BeginResend(ctx(t), 424242, "r3", peopleScope())
 			wantErr(t, err, store.ErrNotFound)
 		})
 	})
@@ -546,13 +546,13 @@ func testUnaccountedPeopleAreHeld(t *testing.T, d Backend) {
 			}
 		})
 		t.Run("it is not offered for a resend with the key", func(t *testing.T) {
-			held, err := s.UnknownBatches(ctx(t), "acc", peopleScope)
+			held, err := s.UnknownBatches(ctx(t), "acc", peopleScope())
 			must(t, err)
 			if len(held) != 0 {
 				t.Fatalf("unknown batches = %+v, want none", held)
 			}
 			startRun(t, s, "r2", "acc")
-			_, err = s.BeginResend(ctx(t), id, "r2", peopleScope)
+			_, err = s.BeginResend(ctx(t), id, "r2", peopleScope())
 			wantErr(t, err, store.ErrJournalState)
 		})
 		t.Run("the operator settles it", func(t *testing.T) {
@@ -577,7 +577,7 @@ func testUnaccountedPeopleAreHeld(t *testing.T, d Backend) {
 			startRun(t, s, "r4", "late")
 			id, err := s.BeginBatch(ctx(t), intent("r4", "late", "key-late", "x", "y"))
 			must(t, err)
-			n, err := s.HoldInterrupted(ctx(t), "late", peopleScope)
+			n, err := s.HoldInterrupted(ctx(t), "late", peopleScope())
 			must(t, err)
 			if n != 2 {
 				t.Fatalf("held %d, want 2", n)
@@ -590,7 +590,7 @@ func testUnaccountedPeopleAreHeld(t *testing.T, d Backend) {
 			if g := grantState(t, s, "late", "y"); g.State != model.GrantUnknown {
 				t.Errorf("grant y = %+v, want unknown", g)
 			}
-			held, err := s.UnknownBatches(ctx(t), "late", peopleScope)
+			held, err := s.UnknownBatches(ctx(t), "late", peopleScope())
 			must(t, err)
 			if len(held) != 0 {
 				t.Fatalf("unknown batches = %+v, want none", held)

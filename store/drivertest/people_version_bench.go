@@ -41,7 +41,7 @@ func dropVersionTriggers(b *testing.B, bk backend) {
 	}
 }
 
-// BenchmarkPeopleVersionTriggers measures what the version triggers cost
+// BenchPeopleVersionTriggers measures what the version triggers cost
 // SavePeople: each operation saves the same N new people (in batches of
 // 50,000, as the people benchmark's seed does) into a fresh tenant of a
 // database with the triggers and of one without, in turns, then saves them

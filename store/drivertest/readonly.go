@@ -66,8 +66,8 @@ func testOpenReadOnly(t *testing.T, d Backend) {
 		t.Run("tables older than the binary", func(t *testing.T) {
 			db := b.raw(t)
 			var latest int64
-			must(t, db.QueryRow("SELECT MAX(version_id) FROM goose_db_version").Scan(&latest))
-			_, err := db.Exec(fmt.Sprintf("DELETE FROM goose_db_version WHERE version_id = %d", latest))
+			must(t, db.QueryRowContext(ctx(t), "SELECT MAX(version_id) FROM goose_db_version").Scan(&latest))
+			_, err := db.ExecContext(ctx(t), fmt.Sprintf("DELETE FROM goose_db_version WHERE version_id = %d", latest))
 			must(t, err)
 			_, err = openReadOnly(b)
 			wantErr(t, err, store.ErrStateOutdated)

@@ -176,4 +176,3 @@ func must(t testing.TB, err error) {
 func person(id string, n int) store.PersonRow { return drivertest.Person(id, n) }
 
 func ptrF(f float64) *float64 { return &f }
-func ptrS(s string) *string   { return &s }
