@@ -51,7 +51,7 @@ tenants:
 // load writes content to a config file in a fresh directory and loads it.
 func load(t *testing.T, content string, env map[string]string) (*Config, error) {
 	t.Helper()
-	return Load(writeFile(t, t.TempDir(), "hrsync.yaml", content), envMap(env))
+	return Load(writeFile(t, t.TempDir(), "hrsync.yaml", content), envMap(env), testKinds)
 }
 
 // mustLoad is load for a configuration that must be valid.
@@ -97,7 +97,7 @@ func hasProblem(ps []Problem, path, reason string) bool {
 func TestDefaults(t *testing.T) {
 	t.Run("minimal file gets every default", func(t *testing.T) {
 		dir := t.TempDir()
-		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal), noEnv)
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal), noEnv, testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -140,7 +140,7 @@ func TestDefaults(t *testing.T) {
 		if tn.Source.Kind() != "csv" {
 			t.Fatalf("source kind = %q", tn.Source.Kind())
 		}
-		csv := tn.Source.CSV
+		csv := csvOf(t, tn)
 		if csv.Pattern != sources.DefaultPattern || csv.StableFor != sources.DefaultStableFor || csv.Encoding != "auto" {
 			t.Errorf("csv defaults: %+v", csv)
 		}
@@ -189,11 +189,11 @@ api:
 		dir := t.TempDir()
 		writeFile(t, dir, "token", "tok-123\n")
 		path := writeFile(t, dir, "hrsync.yaml", minimal+"api:\n  tokenFile: token\n")
-		cfg, err := Load(path, noEnv)
+		cfg, err := Load(path, noEnv, testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
-		if got := cfg.Tenants[0].Source.CSV.Dir; got != filepath.Join(dir, "drop") {
+		if got := csvOf(t, cfg.Tenants[0]).Dir; got != filepath.Join(dir, "drop") {
 			t.Errorf("dir = %q", got)
 		}
 		if cfg.API.TokenFile != filepath.Join(dir, "token") || cfg.API.Token.Value() != "tok-123" {
@@ -205,20 +205,20 @@ api:
 func TestConfigPath(t *testing.T) {
 	t.Run("HRSYNC_CONFIG names the file when no path is given", func(t *testing.T) {
 		path := writeFile(t, t.TempDir(), "c.yaml", minimal)
-		cfg, err := Load("", envMap(map[string]string{EnvConfig: path}))
+		cfg, err := Load("", envMap(map[string]string{EnvConfig: path}), testKinds)
 		if err != nil || cfg.Tenants[0].Name != "acme" {
 			t.Fatalf("Load: %v", err)
 		}
 	})
 	t.Run("no path at all is a configuration error", func(t *testing.T) {
-		_, err := Load("", noEnv)
+		_, err := Load("", noEnv, testKinds)
 		ps := problemsOf(t, err)
 		if len(ps) != 1 || !strings.Contains(ps[0].Reason, "--config") {
 			t.Errorf("problems = %v", ps)
 		}
 	})
 	t.Run("a missing file is a configuration error", func(t *testing.T) {
-		_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), noEnv)
+		_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), noEnv, testKinds)
 		ps := problemsOf(t, err)
 		if len(ps) != 1 || !strings.Contains(ps[0].Reason, "does not exist") {
 			t.Errorf("problems = %v", ps)
@@ -296,7 +296,7 @@ timezone: UTC
 		}
 		dir := t.TempDir()
 		writeFile(t, dir, "url", "postgres://u:pw@h/file\n")
-		cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"store:\n  urlFile: url\n"), noEnv)
+		cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"store:\n  urlFile: url\n"), noEnv, testKinds)
 		if err != nil || cfg.Store.URL.Value() != "postgres://u:pw@h/file" {
 			t.Errorf("url from file: %v, %v", err, cfg)
 		}
@@ -387,7 +387,7 @@ store:
   url: postgres://hrsync:` + storePass + `@db/hrsync?sslmode=disable
 `
 	cfg := mustLoad(t, file, map[string]string{EnvAPIToken: token, "HR_DSN": dsn})
-	if cfg.Tenants[1].Source.SQL.DSN != dsn || cfg.API.Token.Value() != token || !strings.Contains(cfg.Store.URL.Value(), storePass) {
+	if sqlOf(t, cfg.Tenants[1]).DSN != dsn || cfg.API.Token.Value() != token || !strings.Contains(cfg.Store.URL.Value(), storePass) {
 		t.Fatalf("secrets not resolved")
 	}
 	js, err := json.Marshal(cfg)
@@ -415,8 +415,8 @@ store:
 		"%#v store":      fmt.Sprintf("%#v", cfg.Store),
 		"%+v tenant":     fmt.Sprintf("%+v", cfg.Tenants[1]),
 		"%#v tenant":     fmt.Sprintf("%#v", cfg.Tenants[1]),
-		"%v sql":         fmt.Sprintf("%v", cfg.Tenants[1].Source.SQL),
-		"%#v sql":        fmt.Sprintf("%#v", *cfg.Tenants[1].Source.SQL),
+		"%v sql":         fmt.Sprintf("%v", sqlOf(t, cfg.Tenants[1])),
+		"%#v sql":        fmt.Sprintf("%#v", *sqlOf(t, cfg.Tenants[1])),
 		"YAML":           string(y),
 		"JSON":           string(js),
 		"slog":           logged.String(),
@@ -604,7 +604,7 @@ func TestTenants(t *testing.T) {
     personalize:
       collections: [30000000-0000-4000-8000-000000000001, 30000000-0000-4000-8000-000000000002]
     schedules: {people: "0 */5 * * * *", orders: "@hourly"}
-`), noEnv)
+`), noEnv, testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -619,11 +619,11 @@ func TestTenants(t *testing.T) {
 		if !ok || g.Source.Kind() != "sql" || g.People.BatchSize != 100 {
 			t.Fatalf("globex_eu = %+v", g)
 		}
-		if g.Source.SQL.DSN != "postgres://hr@hr-db/people" || g.Source.SQL.Driver != "mysql" {
+		if sqlOf(t, *g).DSN != "postgres://hr@hr-db/people" || sqlOf(t, *g).Driver != "mysql" {
 			t.Errorf("sql source not resolved")
 		}
-		if g.Source.SQL.Mapping.Columns["externalId"] != "emp_no" || len(g.Source.SQL.Mapping.Columns) != 4 {
-			t.Errorf("columns = %v", g.Source.SQL.Mapping.Columns)
+		if sqlOf(t, *g).Mapping.Columns["externalId"] != "emp_no" || len(sqlOf(t, *g).Mapping.Columns) != 4 {
+			t.Errorf("columns = %v", sqlOf(t, *g).Mapping.Columns)
 		}
 		if g.Safeguards != (Safeguards{MaxDepartedRatio: 0.05, MinRowsRatio: 0.8, MaxRejectedRatio: 0.1, MinPopulation: 10}) {
 			t.Errorf("safeguards = %+v", g.Safeguards)
@@ -691,7 +691,7 @@ func TestSourceRule(t *testing.T) {
 	}
 	t.Run("sql with dsnEnv", func(t *testing.T) {
 		cfg := mustLoad(t, base+"    source:\n      sql: {driver: postgres, query: q, dsnEnv: HR_DSN}\n", map[string]string{"HR_DSN": "postgres://h/db"})
-		if cfg.Tenants[0].Source.SQL.DSN != "postgres://h/db" {
+		if sqlOf(t, cfg.Tenants[0]).DSN != "postgres://h/db" {
 			t.Errorf("DSN not resolved")
 		}
 	})
@@ -744,12 +744,12 @@ func TestRanges(t *testing.T) {
 	})
 	t.Run("limits have their defaults, and can be set", func(t *testing.T) {
 		cfg := mustLoad(t, minimal, nil)
-		c := cfg.Tenants[0].Source.CSV
+		c := csvOf(t, cfg.Tenants[0])
 		if c.MaxRecordLines != 20 || c.MaxRecordBytes != 65536 || c.Mapping.MaxValueLength != 1000 || c.Mapping.MaxBalance != 100000 || c.Mapping.Identifiers.AllowNonLatin {
 			t.Errorf("defaults: %+v", c.CSVOptions)
 		}
 		cfg = mustLoad(t, minimal+"        maxRecordLines: 5\n        maxBalance: 250\n        identifiers: {allowNonLatin: true}\n", nil)
-		if c := cfg.Tenants[0].Source.CSV; c.MaxRecordLines != 5 || c.Mapping.MaxBalance != 250 || !c.Mapping.Identifiers.AllowNonLatin {
+		if c := csvOf(t, cfg.Tenants[0]); c.MaxRecordLines != 5 || c.Mapping.MaxBalance != 250 || !c.Mapping.Identifiers.AllowNonLatin {
 			t.Errorf("set: %+v", c.CSVOptions)
 		}
 	})
@@ -778,7 +778,7 @@ api: {timeout: 1m30s}
 
 func TestShowRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"    personalize: {collections: [30000000-0000-4000-8000-000000000001], windowAfter: 36h}\n    orders: {country: US}\n"), noEnv)
+	cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"    personalize: {collections: [30000000-0000-4000-8000-000000000001], windowAfter: 36h}\n    orders: {country: US}\n"), noEnv, testKinds)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -786,7 +786,7 @@ func TestShowRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("YAML: %v", err)
 	}
-	again, err := Load(writeFile(t, dir, "shown.yaml", string(y)), noEnv)
+	again, err := Load(writeFile(t, dir, "shown.yaml", string(y)), noEnv, testKinds)
 	if err != nil {
 		t.Fatalf("the shown configuration does not load: %v\n%s", err, y)
 	}

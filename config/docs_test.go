@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"hrsync/sources/registry"
 )
 
 // docsFile is the configuration reference.
@@ -45,6 +49,9 @@ func keyPaths(t reflect.Type, prefix string, out map[string]bool) {
 		}
 		path := prefix + name
 		switch {
+		case ft == reflect.TypeFor[Source]():
+			out[path] = false
+			sourcePaths(path+".", out)
 		case ft.Kind() == reflect.Struct && !slices.Contains(leafTypes, ft):
 			out[path] = false
 			keyPaths(ft, path+".", out)
@@ -54,6 +61,23 @@ func keyPaths(t reflect.Type, prefix string, out map[string]bool) {
 			keyPaths(ft.Elem(), path+"[].", out)
 		default:
 			out[path] = true
+		}
+	}
+}
+
+// sourcePaths adds the key paths of every registered kind of source, under
+// its section (testKinds).
+func sourcePaths(prefix string, out map[string]bool) {
+	for _, sec := range testKinds.SourceSections() {
+		out[prefix+sec] = false
+		types := registry.Types(sec)
+		for _, typ := range types {
+			node := &yaml.Node{Kind: yaml.MappingNode}
+			if typ != "" {
+				node.Content = []*yaml.Node{{Kind: yaml.ScalarNode, Value: "type"}, {Kind: yaml.ScalarNode, Value: typ}}
+			}
+			opts, _, _ := testKinds.SourceOptions(sec, node)
+			keyPaths(reflect.TypeOf(opts), prefix+sec+".", out)
 		}
 	}
 }

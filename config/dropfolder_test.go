@@ -36,11 +36,11 @@ func TestRemoteDropFolderRule(t *testing.T) {
 	}
 	t.Run("sftp: the secret files are taken from the file's folder", func(t *testing.T) {
 		dir := t.TempDir()
-		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", base+sftpOK), noEnv)
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", base+sftpOK), noEnv, testKinds)
 		if err != nil {
 			t.Fatalf("load: %v", err)
 		}
-		s := cfg.Tenants[0].Source.CSV.SFTP
+		s := sftpOf(t, cfg.Tenants[0]).SFTP
 		if s.PrivateKeyFile != filepath.Join(dir, "k") || s.KnownHostsFile != filepath.Join(dir, "kh") || s.Port != 22 || s.Dir != "/x" {
 			t.Errorf("sftp options after load: %+v", *s)
 		}

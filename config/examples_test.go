@@ -40,7 +40,7 @@ func TestExamplesLoad(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			cfg, err := Load(f, exampleEnv)
+			cfg, err := Load(f, exampleEnv, testKinds)
 			if err != nil {
 				t.Fatalf("example does not load: %v", err)
 			}
@@ -56,11 +56,11 @@ func TestExamplesLoad(t *testing.T) {
 // their leading zeros, dates parse with the configured layouts, and
 // balances are numbers.
 func TestExampleExport(t *testing.T) {
-	cfg, err := Load(filepath.Join(examplesDir, "csv-dropfolder.yaml"), exampleEnv)
+	cfg, err := Load(filepath.Join(examplesDir, "csv-dropfolder.yaml"), exampleEnv, testKinds)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	src := cfg.Tenants[0].Source.CSV
+	src := csvOf(t, cfg.Tenants[0])
 	if src == nil {
 		t.Fatalf("csv-dropfolder.yaml has no csv source")
 	}

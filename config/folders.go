@@ -1,15 +1,6 @@
 package config
 
-import (
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
-
-	"hrsync/sources/dropfolder"
-)
+import "fmt"
 
 // FolderAccess is how much of each CSV drop folder a command needs, and so
 // how much LoadChecked verifies before the command starts.
@@ -40,108 +31,13 @@ type Checks struct {
 	Tenant string
 }
 
-// FolderStatus is what CheckFolder found of a drop folder.
-type FolderStatus struct {
-	// Dir is the folder checked.
-	Dir string
-	// Problems say what keeps the folder from serving; empty when it does.
-	Problems []string
-	// Missing lists the archive subfolders (processed, failed) that do not
-	// exist yet: hrsync creates them when it first archives a file.
-	Missing []string
-}
-
-// CheckFolder checks a drop folder for the given access. Writability is
-// tried by creating and removing a hidden file (drop folders ignore hidden
-// files), which also catches read-only mounts and access lists.
-func CheckFolder(dir string, access FolderAccess) FolderStatus {
-	st := FolderStatus{Dir: dir}
-	if access == FoldersUnchecked {
-		return st
-	}
-	if reason := readableDir(dir); reason != "" {
-		st.Problems = append(st.Problems, reason)
-		return st
-	}
-	if access < FoldersWritable {
-		return st
-	}
-	if reason := writableDir(dir); reason != "" {
-		st.Problems = append(st.Problems, reason)
-		return st
-	}
-	for _, sub := range []string{dropfolder.ProcessedDir, dropfolder.FailedDir} {
-		p := filepath.Join(dir, sub)
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			st.Missing = append(st.Missing, sub)
-			continue
-		}
-		if reason := readableDir(p); reason != "" {
-			st.Problems = append(st.Problems, sub+"/: "+reason)
-		} else if reason := writableDir(p); reason != "" {
-			st.Problems = append(st.Problems, sub+"/: "+reason)
-		}
-	}
-	return st
-}
-
-// readableDir says why dir is not a folder that can be listed, or "".
-func readableDir(dir string) string {
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Sprintf("folder %s does not exist", dir)
-	case err != nil:
-		return fmt.Sprintf("folder %s cannot be reached: %s", dir, osReason(err))
-	case !fi.IsDir():
-		return fmt.Sprintf("%s is not a folder", dir)
-	}
-	f, err := os.Open(dir) //nolint:gosec // the operator names the drop folder
-	if err != nil {
-		return fmt.Sprintf("folder %s cannot be read: %s", dir, osReason(err))
-	}
-	defer f.Close() //nolint:errcheck // read only
-	if _, err := f.ReadDir(1); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Sprintf("folder %s cannot be listed: %s", dir, osReason(err))
-	}
-	return ""
-}
-
-// writableDir says why no file can be created in dir, or "".
-func writableDir(dir string) string {
-	f, err := os.CreateTemp(dir, ".hrsync-write-check-*")
-	if err != nil {
-		return fmt.Sprintf("folder %s is not writable: %s", dir, osReason(err))
-	}
-	name := f.Name()
-	_ = f.Close()
-	if err := os.Remove(name); err != nil {
-		return fmt.Sprintf("folder %s: a file created there cannot be removed: %s", dir, osReason(err))
-	}
-	return ""
-}
-
-// osReason is the operating system's reason without the path it repeats.
-func osReason(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	if errors.Is(err, fs.ErrPermission) {
-		return "permission denied"
-	}
-	return err.Error()
-}
-
 // checkFolders records a problem at each drop folder that does not give
 // the access checks ask for.
 func (c *Config) checkFolders(checks Checks, ps *problems) {
 	for i, t := range c.Tenants {
-		if t.Source.CSV == nil || t.Source.CSV.Dir == "" || (checks.Tenant != "" && t.Name != checks.Tenant) {
+		if checks.Tenant != "" && t.Name != checks.Tenant {
 			continue
 		}
-		for _, reason := range CheckFolder(t.Source.CSV.Dir, checks.Folders).Problems {
-			ps.addf(fmt.Sprintf("tenants[%d].source.csv.dir", i), "%s", reason)
-		}
+		t.Source.checkFolder(fmt.Sprintf("tenants[%d].source", i), checks.Folders, ps)
 	}
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"hrsync/sources/dropfolder"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,7 @@ func TestFolderChecks(t *testing.T) {
 	const dirPath = "tenants[0].source.csv.dir"
 	loadChecked := func(t *testing.T, content string, checks Checks) (*Config, error) {
 		t.Helper()
-		return LoadChecked(writeFile(t, t.TempDir(), "hrsync.yaml", content), noEnv, checks)
+		return LoadChecked(writeFile(t, t.TempDir(), "hrsync.yaml", content), noEnv, testKinds, checks)
 	}
 	t.Run("a missing folder is a problem at its key and line", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "absent")
@@ -60,7 +61,7 @@ func TestFolderChecks(t *testing.T) {
 		if _, err := loadChecked(t, folderFile(drop), Checks{Folders: FoldersWritable}); err != nil {
 			t.Fatalf("Load: %v", err)
 		}
-		st := CheckFolder(drop, FoldersWritable)
+		st := dropfolder.Check(drop, true)
 		if len(st.Problems) != 0 || !slices.Equal(st.Missing, []string{"processed", "failed"}) {
 			t.Errorf("status = %+v", st)
 		}
@@ -89,7 +90,7 @@ func TestFolderChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = os.Chmod(drop, 0o700) })
-		st := CheckFolder(drop, FoldersWritable)
+		st := dropfolder.Check(drop, true)
 		if os.Geteuid() == 0 {
 			// root writes through permission bits: the probe succeeds and
 			// leaves nothing behind.
@@ -99,7 +100,7 @@ func TestFolderChecks(t *testing.T) {
 		} else if len(st.Problems) != 1 || !strings.Contains(st.Problems[0], "is not writable: permission denied") {
 			t.Errorf("status = %+v", st)
 		}
-		if st := CheckFolder(drop, FoldersReadable); len(st.Problems) != 0 {
+		if st := dropfolder.Check(drop, false); len(st.Problems) != 0 {
 			t.Errorf("a read-only folder is readable: %+v", st)
 		}
 	})
@@ -162,7 +163,7 @@ tenants:
 	t.Chdir(work)
 
 	t.Run("paths in the file are from the file's folder", func(t *testing.T) {
-		cfg, err := Load(filepath.Join("..", "etc", "hrsync.yaml"), noEnv)
+		cfg, err := Load(filepath.Join("..", "etc", "hrsync.yaml"), noEnv, testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -172,10 +173,10 @@ tenants:
 		if cfg.API.TokenFile != filepath.Join(cfgDir, "token") || cfg.API.Token.Value() != "file-token" {
 			t.Errorf("tokenFile = %q", cfg.API.TokenFile)
 		}
-		if cfg.Tenants[0].Source.CSV.Dir != filepath.Join(cfgDir, "drop") {
-			t.Errorf("dir = %q", cfg.Tenants[0].Source.CSV.Dir)
+		if csvOf(t, cfg.Tenants[0]).Dir != filepath.Join(cfgDir, "drop") {
+			t.Errorf("dir = %q", csvOf(t, cfg.Tenants[0]).Dir)
 		}
-		if sql := cfg.Tenants[1].Source.SQL; sql.DSNFile != filepath.Join(cfgDir, "dsn") || sql.DSN == "" {
+		if sql := sqlOf(t, cfg.Tenants[1]); sql.DSNFile != filepath.Join(cfgDir, "dsn") || sql.DSN == "" {
 			t.Errorf("dsnFile = %q", sql.DSNFile)
 		}
 		if got := cfg.Store.Location(); got != "SQLite file "+filepath.Join(cfgDir, "state", "hrsync.db") {
@@ -183,7 +184,7 @@ tenants:
 		}
 	})
 	t.Run("paths from the environment are from the working directory", func(t *testing.T) {
-		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "sqlite:env.db", EnvAPITokenFile: "env-token"}))
+		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "sqlite:env.db", EnvAPITokenFile: "env-token"}), testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -195,7 +196,7 @@ tenants:
 		}
 	})
 	t.Run("a URL read from a secret file is from the working directory", func(t *testing.T) {
-		cfg, err := Load(writeFile(t, cfgDir, "secret.yaml", strings.Replace(file, "url: sqlite:state/hrsync.db", "urlFile: store-url", 1)), noEnv)
+		cfg, err := Load(writeFile(t, cfgDir, "secret.yaml", strings.Replace(file, "url: sqlite:state/hrsync.db", "urlFile: store-url", 1)), noEnv, testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -204,7 +205,7 @@ tenants:
 		}
 	})
 	t.Run("a PostgreSQL store names its schema", func(t *testing.T) {
-		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "postgres://hrsync:pw@db:5432/hr"}))
+		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "postgres://hrsync:pw@db:5432/hr"}), testKinds)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}

@@ -12,7 +12,8 @@ import (
 // scalarTypes are struct types read from one YAML scalar: their keys are
 // not checked.
 func scalarTypes() []reflect.Type {
-	return []reflect.Type{reflect.TypeFor[Duration](), reflect.TypeFor[ConnURL](), reflect.TypeFor[Secret]()}
+	// A Source is checked by decodeSource, against its kind's options.
+	return []reflect.Type{reflect.TypeFor[Duration](), reflect.TypeFor[ConnURL](), reflect.TypeFor[Secret](), reflect.TypeFor[Source]()}
 }
 
 // keyHints replace the suggestion for keys that must not be in the file.
@@ -75,14 +76,20 @@ func walkStruct(path string, n *yaml.Node, t reflect.Type, out *[]Problem) {
 			walkKeys(p, v, ft, out)
 			continue
 		}
-		reason := "unknown key " + strconv.Quote(k.Value)
-		if hint, ok := keyHints()[stripIndexes(p)]; ok {
-			reason += ": " + hint
-		} else if s := closest(k.Value, fields); s != "" {
-			reason += "; did you mean " + strconv.Quote(s) + "?"
-		}
-		*out = append(*out, Problem{Path: p, Line: k.Line, Column: k.Column, Reason: reason})
+		*out = append(*out, unknownKey(p, k, fields))
 	}
+}
+
+// unknownKey is the problem of key k, at path, where the keys of known are
+// accepted: with a hint, or the closest key accepted.
+func unknownKey(path string, k *yaml.Node, known map[string]reflect.Type) Problem {
+	reason := "unknown key " + strconv.Quote(k.Value)
+	if hint, ok := keyHints()[stripIndexes(path)]; ok {
+		reason += ": " + hint
+	} else if s := closest(k.Value, known); s != "" {
+		reason += "; did you mean " + strconv.Quote(s) + "?"
+	}
+	return Problem{Path: path, Line: k.Line, Column: k.Column, Reason: reason}
 }
 
 // yamlFields maps the keys a struct accepts (its yaml tags, inline

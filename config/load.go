@@ -39,15 +39,19 @@ const (
 // the environment or a secret file from the working directory. Every path
 // is absolute once loaded.
 //
+// Each tenant's source section is read by the kind kinds names for it
+// (the program's source registry, sources/registry.Kinds): this package
+// knows no kind of source.
+//
 // Every problem found is returned at once in a *Error. Load checks nothing
 // on disk but the files it reads: LoadChecked also checks the drop folders.
-func Load(path string, env func(string) (string, bool)) (*Config, error) {
-	return LoadChecked(path, env, Checks{})
+func Load(path string, env func(string) (string, bool), kinds SourceKinds) (*Config, error) {
+	return LoadChecked(path, env, kinds, Checks{})
 }
 
 // LoadChecked is Load that also checks the drop folders as checks asks,
 // listing their problems with the file's.
-func LoadChecked(path string, env func(string) (string, bool), checks Checks) (*Config, error) {
+func LoadChecked(path string, env func(string) (string, bool), kinds SourceKinds, checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -65,7 +69,7 @@ func LoadChecked(path string, env func(string) (string, bool), checks Checks) (*
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Reason: fmt.Sprintf("cannot resolve its folder: %v", err)}}}
 	}
-	cfg, err := parse(data, dir, env, checks)
+	cfg, err := parse(data, dir, env, kinds, checks)
 	var cerr *Error
 	if errors.As(err, &cerr) {
 		cerr.File = path
@@ -75,11 +79,11 @@ func LoadChecked(path string, env func(string) (string, bool), checks Checks) (*
 
 // Parse is Load on the bytes of a file: dir is the directory relative paths
 // in it are taken from. It returns a *Error listing every problem.
-func Parse(data []byte, dir string, env func(string) (string, bool)) (*Config, error) {
-	return parse(data, dir, env, Checks{})
+func Parse(data []byte, dir string, env func(string) (string, bool), kinds SourceKinds) (*Config, error) {
+	return parse(data, dir, env, kinds, Checks{})
 }
 
-func parse(data []byte, dir string, env func(string) (string, bool), checks Checks) (*Config, error) {
+func parse(data []byte, dir string, env func(string) (string, bool), kinds SourceKinds, checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -112,6 +116,7 @@ func parse(data []byte, dir string, env func(string) (string, bool), checks Chec
 			ps.list = append(ps.list, idx.typeProblem(msg))
 		}
 		cfg.Tenants[i].decodeErrs = nil
+		cfg.Tenants[i].Source.decode(kinds, fmt.Sprintf("tenants[%d].source", i), idx, ps)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {

@@ -149,8 +149,8 @@ func (c *Config) validateReports(ps *problems) {
 	default:
 		c.Reports.mode = fs.FileMode(m)
 		for i := range c.Tenants {
-			if csv := c.Tenants[i].Source.CSV; csv != nil {
-				csv.ReportMode = c.Reports.mode
+			if o := c.Tenants[i].Source.Options; o != nil {
+				o.SetReportMode(c.Reports.mode)
 			}
 		}
 	}

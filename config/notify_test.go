@@ -12,8 +12,8 @@ func TestReportsMode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Reports.FileMode() != 0o640 || cfg.Tenants[0].Source.CSV.ReportMode != 0o640 {
-			t.Errorf("mode %v, folder's %v; want 0640", cfg.Reports.FileMode(), cfg.Tenants[0].Source.CSV.ReportMode)
+		if cfg.Reports.FileMode() != 0o640 || csvOf(t, cfg.Tenants[0]).ReportMode != 0o640 {
+			t.Errorf("mode %v, folder's %v; want 0640", cfg.Reports.FileMode(), csvOf(t, cfg.Tenants[0]).ReportMode)
 		}
 	})
 	for _, c := range []struct {

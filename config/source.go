@@ -4,223 +4,267 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"reflect"
 	"strings"
 
-	"hrsync/sources"
+	"gopkg.in/yaml.v3"
 )
 
-// Source is where a tenant's people come from: exactly one of CSV and SQL.
+// SourceKinds is how the configuration reads a tenant's source section
+// without knowing any kind of source: the program's source registry
+// implements it (sources/registry.Kinds) and cmd passes it to Load.
+type SourceKinds interface {
+	// SourceSections lists the keys a tenant's source may hold ("csv",
+	// "sql"), sorted.
+	SourceSections() []string
+	// SourceOptions returns the empty options (a pointer implementing
+	// SourceOptions) of the kind that node, the value of the source key
+	// section, names, and body, the part of node to decode into them. errs
+	// are problems found on the way (errors with Field and Reason methods,
+	// the field relative to the section); no options when the kind is
+	// unknown.
+	SourceOptions(section string, node *yaml.Node) (opts any, body *yaml.Node, errs []error)
+}
+
+// SourceOptions are the options of one kind of source, decoded from its
+// section. Their methods take only standard types, so that a kind needs no
+// import of this package.
+type SourceOptions interface {
+	// Kind names the kind ("local", "sftp", "s3", "sql").
+	Kind() string
+	// FillDefaults sets the defaults of the options left empty.
+	FillDefaults()
+	// ResolvePaths makes relative paths absolute with abs.
+	ResolvePaths(abs func(*string))
+	// ResolveSecrets reads the secrets the options name through env (an
+	// environment variable) or file (a mounted file), each reporting its
+	// own problem at field; the errors returned are the options' own.
+	ResolveSecrets(env, file func(field, name string) (string, bool)) []error
+	// Validate checks the options.
+	Validate() []error
+	// BalanceMax is the largest addBalance a row may ask for.
+	BalanceMax() float64
+	// SetReportMode sets the mode of the reports written beside an
+	// archived export (reports.mode).
+	SetReportMode(mode fs.FileMode)
+}
+
+// folderChecker is a source with a folder on this machine that LoadChecked
+// checks: CheckFolder says what keeps it from giving the access asked, at
+// field.
+type folderChecker interface {
+	CheckFolder(write bool) (field string, problems []string)
+}
+
+// fieldError is a problem a kind found, at a field relative to its section.
+type fieldError interface {
+	Field() string
+	Reason() string
+}
+
+// Source is where a tenant's people come from: one section (csv, sql...)
+// holding the options of one kind of source, decoded by that kind.
 type Source struct {
-	// CSV reads exports dropped in a folder.
-	CSV *CSVSource `yaml:"csv,omitempty"`
-	// SQL runs a query against the HR database.
-	SQL *SQLSource `yaml:"sql,omitempty"`
+	// Section is the key the source is written under ("csv", "sql").
+	Section string
+	// Options are the kind's options; nil when the section was not read.
+	Options SourceOptions
+
+	// node is the section as written, kept from decoding the file until
+	// decodeSource reads it.
+	node *yaml.Node
 }
 
-// CSVSource is a drop folder of CSV exports: the folder's options and the
-// way its files are read, as the sources package defines them.
-type CSVSource struct {
-	sources.DropFolderOptions `yaml:",inline"`
-	sources.CSVOptions        `yaml:",inline"`
+// UnmarshalYAML keeps the source as written, for decodeSource.
+func (s *Source) UnmarshalYAML(n *yaml.Node) error {
+	s.node = n
+	return nil
 }
 
-// SQLSource is a query against the HR database. The DSN (a secret) is not
-// read from the file: Load fills SQLOptions.DSN from the environment
-// variable named by DSNEnv or the file named by DSNFile.
-type SQLSource struct {
-	sources.SQLOptions `yaml:",inline"`
-	// DSNEnv names the environment variable holding the DSN.
-	DSNEnv string `yaml:"dsnEnv"`
-	// DSNFile names a file (a mounted secret) holding the DSN.
-	DSNFile string `yaml:"dsnFile"`
-}
-
-// String renders the SQL source without its DSN.
-func (s SQLSource) String() string {
-	return fmt.Sprintf("{SQLOptions:%s DSNEnv:%s DSNFile:%s}", s.SQLOptions.String(), s.DSNEnv, s.DSNFile)
-}
-
-// GoString renders the SQL source without its DSN, for %#v.
-func (s SQLSource) GoString() string { return "config.SQLSource" + s.String() }
-
-// MarshalYAML writes the SQL source with its DSN redacted.
-func (s SQLSource) MarshalYAML() (any, error) {
-	type plain SQLSource
-	p := plain(s)
-	if p.DSN != "" {
-		p.DSN = redacted
+// tree is the source as its file writes it.
+func (s Source) tree() map[string]any {
+	if s.Options == nil {
+		return map[string]any{}
 	}
-	return p, nil
+	return map[string]any{s.Section: s.Options}
 }
 
-// MarshalJSON writes the SQL source with its DSN redacted.
-func (s SQLSource) MarshalJSON() ([]byte, error) {
-	type plain SQLSource
-	p := plain(s)
-	if p.DSN != "" {
-		p.DSN = redacted
+// MarshalYAML writes the source as its section (secrets redacted by the
+// kind's options).
+func (s Source) MarshalYAML() (any, error) { return s.tree(), nil }
+
+// MarshalJSON writes the source as its section.
+func (s Source) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(s.tree())
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
 	}
-	return json.Marshal(p)
+	return b, nil
 }
 
-// mapping returns the mapping of the source that is set, or nil.
-func (s Source) mapping() *sources.Mapping {
+// Kind returns the section of the source ("csv", "sql"), or "" when none
+// is set.
+func (s Source) Kind() string { return s.Section }
+
+// decode reads the source's section through kinds. path is the source's
+// path.
+func (s *Source) decode(kinds SourceKinds, path string, idx *nodeIndex, ps *problems) {
+	n := s.node
+	s.node = nil
+	if kinds == nil {
+		ps.addf(path, "this program reads no kind of source")
+		return
+	}
+	sections := kinds.SourceSections()
+	present := presentSections(path, n, sections, ps)
 	switch {
-	case s.CSV != nil:
-		return &s.CSV.Mapping
-	case s.SQL != nil:
-		return &s.SQL.Mapping
+	case len(present) == 0:
+		ps.addf(path, "set exactly one of %s", joinAnd(sections))
+	case len(present) > 1:
+		ps.addf(path, "set exactly one of %s, not both", joinAnd(sections))
+	}
+	for _, sec := range present {
+		opts := decodeSection(kinds, path+"."+sec, sec, sectionNode(n, sec), idx, ps)
+		switch {
+		case opts == nil:
+		case s.Options == nil:
+			s.Section, s.Options = sec, opts
+		default: // a second section, already a problem: checked all the same
+			opts.FillDefaults()
+			addFieldErrors(path+"."+sec, opts.Validate(), ps)
+		}
+	}
+}
+
+// presentSections lists the sections n sets, in document order, and
+// records a problem at each other key.
+func presentSections(path string, n *yaml.Node, sections []string, ps *problems) []string {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	known := make(map[string]reflect.Type, len(sections))
+	for _, sec := range sections {
+		known[sec] = nil
+	}
+	var present []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if _, ok := known[k.Value]; ok {
+			present = append(present, k.Value)
+			continue
+		}
+		ps.list = append(ps.list, unknownKey(path+"."+k.Value, k, known))
+	}
+	return present
+}
+
+// sectionNode returns the value of key sec in the mapping n.
+func sectionNode(n *yaml.Node, sec string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == sec {
+			return n.Content[i+1]
+		}
 	}
 	return nil
 }
 
-// Kind returns "csv" or "sql", or "" when no source is set.
-func (s Source) Kind() string {
-	switch {
-	case s.CSV != nil:
-		return "csv"
-	case s.SQL != nil:
-		return "sql"
+// decodeSection decodes one section into the options of the kind it names,
+// recording every problem (unknown keys and values of the wrong type with
+// their lines) at path.
+func decodeSection(kinds SourceKinds, path, sec string, n *yaml.Node, idx *nodeIndex, ps *problems) SourceOptions {
+	v, body, errs := kinds.SourceOptions(sec, n)
+	addFieldErrors(path, errs, ps)
+	if v == nil {
+		return nil
 	}
-	return ""
+	opts, ok := v.(SourceOptions)
+	if !ok {
+		ps.addf(path, "the kind's options (%T) cannot be configured", v)
+		return nil
+	}
+	if body == nil {
+		return opts
+	}
+	walkKeys(path, body, reflect.TypeOf(v), &ps.list)
+	if err := body.Decode(v); err != nil {
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			ps.addf(path, "%v", err)
+			return opts
+		}
+		for _, msg := range te.Errors {
+			ps.list = append(ps.list, idx.typeProblem(msg))
+		}
+	}
+	return opts
 }
 
-// defaultColumns maps every field to a column of its own name, the mapping
-// used when a source names no columns.
-func defaultColumns() map[string]string {
-	cols := make(map[string]string, sources.NumFields)
-	for _, name := range sources.FieldNames() {
-		cols[name] = name
-	}
-	return cols
-}
-
-// fillDefaults sets the defaults the sources package leaves to its caller.
+// fillDefaults sets the defaults of the source's kind.
 func (s *Source) fillDefaults() {
-	if s.CSV != nil {
-		s.CSV.DropFolderOptions = s.CSV.WithDefaults()
-		if s.CSV.Encoding == "" {
-			s.CSV.Encoding = sources.EncodingAuto
-		}
-		if s.CSV.MaxRecordLines == 0 {
-			s.CSV.MaxRecordLines = sources.DefaultMaxRecordLines
-		}
-		if s.CSV.MaxRecordBytes == 0 {
-			s.CSV.MaxRecordBytes = sources.DefaultMaxRecordBytes
-		}
-		fillMapping(&s.CSV.Mapping)
-	}
-	if s.SQL != nil {
-		fillMapping(&s.SQL.Mapping)
-	}
-}
-
-// fillMapping gives a mapping its default columns when it names none, and
-// empty rather than nil collections, so that a loaded configuration equals
-// the one its YAML dump loads into.
-func fillMapping(m *sources.Mapping) {
-	if len(m.Columns) == 0 {
-		m.Columns = defaultColumns()
-	}
-	if m.DateLayouts == nil {
-		m.DateLayouts = map[string]string{}
-	}
-	if m.Required == nil {
-		m.Required = []string{}
-	}
-	if m.MaxValueLength == 0 {
-		m.MaxValueLength = sources.DefaultMaxValueLength
-	}
-	if m.MaxBalance == 0 {
-		m.MaxBalance = sources.DefaultMaxBalance
+	if s.Options != nil {
+		s.Options.FillDefaults()
 	}
 }
 
 // resolvePaths makes the source's relative paths absolute with abs.
 func (s *Source) resolvePaths(abs func(*string)) {
-	if s.CSV != nil {
-		abs(&s.CSV.Dir)
-		if sftp := s.CSV.SFTP; sftp != nil {
-			abs(&sftp.PasswordFile)
-			abs(&sftp.PrivateKeyFile)
-			abs(&sftp.KnownHostsFile)
-		}
-		if s3 := s.CSV.S3; s3 != nil {
-			abs(&s3.AccessKeyFile)
-			abs(&s3.SecretKeyFile)
-		}
-	}
-	if s.SQL != nil {
-		abs(&s.SQL.DSNFile)
+	if s.Options != nil {
+		s.Options.ResolvePaths(abs)
 	}
 }
 
-// resolveSecrets fills the SQL source's DSN. path is the source's path.
+// resolveSecrets reads the source's secrets. path is the source's path.
 func (s *Source) resolveSecrets(path string, env func(string) (string, bool), ps *problems) {
-	if s.SQL == nil {
+	if s.Options == nil {
 		return
 	}
-	path += ".sql"
-	if s.SQL.DSN != "" {
-		// Never echo it: it may hold a password.
-		ps.addf(path+".dsn", "a DSN must not be written in the file: use dsnEnv or dsnFile")
-		s.SQL.DSN = ""
-		return
-	}
-	switch {
-	case s.SQL.DSNEnv != "" && s.SQL.DSNFile != "":
-		ps.addf(path, "set exactly one of dsnEnv and dsnFile, not both")
-	case s.SQL.DSNEnv != "":
-		if v, ok := readEnvSecret(env, s.SQL.DSNEnv, path+".dsnEnv", ps); ok {
-			s.SQL.DSN = v
-		}
-	case s.SQL.DSNFile != "":
-		if v, ok := readFileSecret(s.SQL.DSNFile, path+".dsnFile", ps); ok {
-			s.SQL.DSN = v
-		}
-	default:
-		ps.addf(path, "set dsnEnv (the name of an environment variable) or dsnFile")
-	}
+	path += "." + s.Section
+	fromEnv := func(field, name string) (string, bool) { return readEnvSecret(env, name, path+"."+field, ps) }
+	fromFile := func(field, name string) (string, bool) { return readFileSecret(name, path+"."+field, ps) }
+	addFieldErrors(path, s.Options.ResolveSecrets(fromEnv, fromFile), ps)
 }
 
-// validate checks the source. path is the source's path.
+// validate checks the source's options. path is the source's path.
 func (s *Source) validate(path string, ps *problems) {
-	switch {
-	case s.CSV == nil && s.SQL == nil:
-		ps.addf(path, "set exactly one of csv and sql")
-	case s.CSV != nil && s.SQL != nil:
-		ps.addf(path, "set exactly one of csv and sql, not both")
-	}
-	if s.CSV != nil {
-		addFieldErrors(path+".csv", s.CSV.DropFolderOptions.Validate(), ps)
-		addFieldErrors(path+".csv", s.CSV.CSVOptions.Validate(), ps)
-	}
-	if s.SQL != nil {
-		var errs []error
-		for _, err := range s.SQL.Validate() {
-			// A missing DSN is already reported against dsnEnv or dsnFile.
-			var fe *sources.FieldError
-			if errors.As(err, &fe) && fe.Path == "dsn" {
-				continue
-			}
-			errs = append(errs, err)
-		}
-		addFieldErrors(path+".sql", errs, ps)
+	if s.Options != nil {
+		addFieldErrors(path+"."+s.Section, s.Options.Validate(), ps)
 	}
 }
 
-// addFieldErrors records the sources package's errors under prefix.
+// checkFolder records what keeps the source's folder on this machine, if
+// it has one, from giving access. path is the source's path.
+func (s *Source) checkFolder(path string, access FolderAccess, ps *problems) {
+	fc, ok := s.Options.(folderChecker)
+	if !ok || access == FoldersUnchecked {
+		return
+	}
+	field, problems := fc.CheckFolder(access == FoldersWritable)
+	for _, reason := range problems {
+		ps.addf(path+"."+s.Section+"."+field, "%s", reason)
+	}
+}
+
+// addFieldErrors records a kind's errors under prefix.
 func addFieldErrors(prefix string, errs []error, ps *problems) {
 	for _, err := range errs {
-		var fe *sources.FieldError
+		var fe fieldError
 		if errors.As(err, &fe) {
 			p := prefix
-			if fe.Path != "" {
-				p += "." + fe.Path
+			if fe.Field() != "" {
+				p += "." + fe.Field()
 			}
-			ps.addf(p, "%s", strings.TrimSpace(fe.Msg))
+			ps.addf(p, "%s", strings.TrimSpace(fe.Reason()))
 			continue
 		}
 		ps.addf(prefix, "%v", err)
 	}
+}
+
+// joinAnd lists names as "a, b and c".
+func joinAnd(names []string) string {
+	if len(names) <= 1 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

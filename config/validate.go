@@ -180,9 +180,9 @@ func (t *Tenant) validate(path string, ps *problems) {
 		ps.addf(path+".people.defaultBalance", "must not be negative")
 	case math.IsNaN(p.DefaultBalance) || math.IsInf(p.DefaultBalance, 0):
 		ps.addf(path+".people.defaultBalance", "must be a finite number")
-	case t.Source.mapping() != nil && p.DefaultBalance > t.Source.mapping().BalanceMax():
+	case t.Source.Options != nil && p.DefaultBalance > t.Source.Options.BalanceMax():
 		ps.addf(path+".people.defaultBalance", "must not exceed the source's maxBalance (%s)",
-			strconv.FormatFloat(t.Source.mapping().BalanceMax(), 'f', -1, 64))
+			strconv.FormatFloat(t.Source.Options.BalanceMax(), 'f', -1, 64))
 	}
 	if p.Amount < 0 {
 		ps.addf(path+".people.amount", "must not be negative")

@@ -15,10 +15,12 @@
 // A drop folder is a sources.DropFolder, whatever holds it: a local folder
 // (dropfolder), a folder on an SFTP server (sftpdrop) or a prefix of an
 // S3-compatible bucket (s3drop); the two remote ones keep the protocol
-// through remotedrop, over a small Store each implements. Each backend
-// registers itself by its type (RegisterDropFolder); a program imports the
-// backends it offers and opens a tenant's folder with OpenDropFolder.
-// droptest is the protocol suite every backend passes.
+// through remotedrop, over a small Store each implements. Each backend,
+// like the SQL query (sqlsrc), is a kind of source that registers itself in
+// the registry (sub-package registry) with the options it owns (dropkind
+// holds what the drop-folder kinds share); a program imports the kinds it
+// offers and opens a tenant's source with registry.Open. droptest is the
+// protocol suite every backend passes.
 //
 // # One pass, duplicates found late
 //

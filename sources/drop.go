@@ -3,9 +3,6 @@ package sources
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sort"
-	"sync"
 	"time"
 )
 
@@ -87,56 +84,4 @@ type DropConfig struct {
 	// Warn logs a choice of the configuration that weakens security (a
 	// host key not checked). Nil logs nothing.
 	Warn func(msg string)
-}
-
-// DropFolderFactory opens a drop folder of one backend.
-type DropFolderFactory func(ctx context.Context, cfg DropConfig) (DropFolder, error)
-
-// dropFolders holds the backends that registered themselves (see
-// RegisterDropFolder). Like database/sql's drivers, it is written only by
-// the init functions of backend packages.
-var dropFolders = struct { //nolint:gochecknoglobals // the backends register themselves from init (as database/sql drivers do); written nowhere else
-	sync.RWMutex
-	byType map[string]DropFolderFactory
-}{byType: map[string]DropFolderFactory{}}
-
-// RegisterDropFolder makes a backend available under its type ("local",
-// "sftp", "s3"). A backend package calls it from its init function; a
-// program imports the packages of the backends it offers. Registering a
-// type twice panics.
-func RegisterDropFolder(typ string, factory DropFolderFactory) {
-	dropFolders.Lock()
-	defer dropFolders.Unlock()
-	if _, dup := dropFolders.byType[typ]; dup || factory == nil {
-		panic("sources: drop folder backend " + typ + " registered twice or nil")
-	}
-	dropFolders.byType[typ] = factory
-}
-
-// OpenDropFolder opens the drop folder cfg configures with the backend
-// registered for its type.
-func OpenDropFolder(ctx context.Context, cfg DropConfig) (DropFolder, error) {
-	cfg.Folder = cfg.Folder.WithDefaults()
-	if errs := cfg.Folder.Validate(); len(errs) > 0 {
-		return nil, fmt.Errorf("drop folder options: %w", errors.Join(errs...))
-	}
-	dropFolders.RLock()
-	factory, ok := dropFolders.byType[cfg.Folder.Type]
-	dropFolders.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("drop folder type %q: no such backend in this program (have %v)", cfg.Folder.Type, DropFolderTypes())
-	}
-	return factory(ctx, cfg)
-}
-
-// DropFolderTypes lists the registered backends, sorted.
-func DropFolderTypes() []string {
-	dropFolders.RLock()
-	defer dropFolders.RUnlock()
-	types := make([]string, 0, len(dropFolders.byType))
-	for t := range dropFolders.byType {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	return types
 }

@@ -132,6 +132,32 @@ const (
 	DefaultMaxBalance     = 100000
 )
 
+// WithDefaults returns the mapping with a column of its own name for every
+// field when it names none, the default limits, and empty rather than nil
+// collections (so that a loaded configuration equals the one its dump
+// loads into).
+func (m Mapping) WithDefaults() Mapping {
+	if len(m.Columns) == 0 {
+		m.Columns = make(map[string]string, NumFields)
+		for _, name := range FieldNames() {
+			m.Columns[name] = name
+		}
+	}
+	if m.DateLayouts == nil {
+		m.DateLayouts = map[string]string{}
+	}
+	if m.Required == nil {
+		m.Required = []string{}
+	}
+	if m.MaxValueLength == 0 {
+		m.MaxValueLength = DefaultMaxValueLength
+	}
+	if m.MaxBalance == 0 {
+		m.MaxBalance = DefaultMaxBalance
+	}
+	return m
+}
+
 // ValueMax returns MaxValueLength, or its default.
 func (m Mapping) ValueMax() int {
 	return positiveOr(m.MaxValueLength, DefaultMaxValueLength)
@@ -290,6 +316,22 @@ func positiveOr[T int | float64](v, d T) T {
 	return d
 }
 
+// WithDefaults returns the options with their defaults set where they are
+// empty, the mapping's included.
+func (o CSVOptions) WithDefaults() CSVOptions {
+	if o.Encoding == "" {
+		o.Encoding = EncodingAuto
+	}
+	if o.MaxRecordLines == 0 {
+		o.MaxRecordLines = DefaultMaxRecordLines
+	}
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	o.Mapping = o.Mapping.WithDefaults()
+	return o
+}
+
 // RecordLines returns MaxRecordLines, or its default.
 func (o CSVOptions) RecordLines() int {
 	return positiveOr(o.MaxRecordLines, DefaultMaxRecordLines)
@@ -362,19 +404,15 @@ const (
 	DefaultStableFor = 10 * time.Second
 )
 
-// DropFolderOptions configures the folder HR admins drop exports in. The
-// files are read with the CSVOptions configured beside it.
+// DropFolderOptions configure the protocol of the folder HR admins drop
+// exports in, whatever backend holds it (each backend's own options, where
+// the folder is, belong to its kind). The files are read with the
+// CSVOptions configured beside it.
 type DropFolderOptions struct {
-	// Type is the backend holding the folder: "local" (the default), "sftp"
-	// or "s3".
-	Type string `yaml:"type,omitempty"`
-	// Dir is the local drop folder (type local). processed/ and failed/
-	// are created in it.
+	// Dir is the folder on this machine, for the local kind, which reads
+	// it from the csv section's dir: key (the other kinds refuse that key).
+	// processed/ and failed/ are created in it.
 	Dir string `yaml:"dir,omitempty"`
-	// SFTP is the folder on an SFTP server (type sftp).
-	SFTP *SFTPOptions `yaml:"sftp,omitempty"`
-	// S3 is the folder in an S3-compatible bucket (type s3).
-	S3 *S3Options `yaml:"s3,omitempty"`
 	// Pattern is a glob (path/filepath.Match) matched against file names
 	// without regard to case. Default "*.csv".
 	Pattern string `yaml:"pattern"`
@@ -409,14 +447,6 @@ func (o DropFolderOptions) WithDefaults() DropFolderOptions {
 	if o.StableFor == 0 {
 		o.StableFor = DefaultStableFor
 	}
-	if o.Type == "" {
-		o.Type = DropLocal
-	}
-	if o.SFTP != nil && o.SFTP.Port == 0 {
-		sftp := *o.SFTP
-		sftp.Port = DefaultSFTPPort
-		o.SFTP = &sftp
-	}
 	return o
 }
 
@@ -425,7 +455,6 @@ func (o DropFolderOptions) WithDefaults() DropFolderOptions {
 func (o DropFolderOptions) Validate() []error {
 	o = o.WithDefaults()
 	var errs []error
-	errs = append(errs, o.validateBackend()...)
 	if _, err := filepath.Match(o.Pattern, "x"); err != nil {
 		errs = append(errs, &FieldError{Path: "pattern", Msg: fmt.Sprintf("bad glob %q: %v", o.Pattern, err)})
 	}
@@ -497,6 +526,12 @@ type FieldError struct {
 
 // Error renders "path: message".
 func (e *FieldError) Error() string { return e.Path + ": " + e.Msg }
+
+// Field is the path of the problem, relative to the options.
+func (e *FieldError) Field() string { return e.Path }
+
+// Reason says what is wrong.
+func (e *FieldError) Reason() string { return e.Msg }
 
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,8 +18,7 @@ import (
 	"hrsync/config"
 	"hrsync/internal/runner"
 	"hrsync/sources"
-	"hrsync/sources/dropfolder"
-	"hrsync/sources/sqlsrc"
+	"hrsync/sources/registry"
 	"hrsync/store"
 	"hrsync/sync/people"
 )
@@ -52,7 +50,7 @@ func addConfigFlags(cmd *cobra.Command) {
 // folderAccess). A configuration problem exits with the configuration code.
 func loadApp(cmd *cobra.Command) (*app, error) {
 	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.LoadChecked(path, nil, folderChecks(cmd))
+	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, folderChecks(cmd))
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -279,86 +277,54 @@ func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator
 	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
 }
 
-// feed lists the tenant's ready exports. With files given, those files are
-// the exports (read in place, never archived: for validate and plan).
+// feed lists the tenant's ready exports, as its kind of source finds them.
+// With files given, those files are the exports (read in place, never
+// archived: for validate and plan); a kind that reads no files refuses
+// them with the usage code.
 func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
-	if t.Source.SQL != nil {
-		if len(files) > 0 {
-			return nil, withCode(exitUsage, fmt.Errorf("tenant %s reads a SQL query: FILE arguments do not apply", t.Name))
-		}
-		return func(ctx context.Context) ([]people.Export, error) {
-			src, err := sqlsrc.Open(ctx, t.Name, t.Source.SQL.SQLOptions)
-			if err != nil {
-				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-			}
-			return []people.Export{&queryExport{Source: src}}, nil
-		}, nil
-	}
-	if t.Source.CSV == nil {
-		return nil, withCode(exitUsage, fmt.Errorf("tenant %s has no source", t.Name))
-	}
-	opts := t.Source.CSV.CSVOptions
 	if len(files) > 0 {
-		return func(context.Context) ([]people.Export, error) {
-			var out []people.Export
-			for _, f := range files {
-				fi, err := os.Stat(f)
-				if err != nil {
-					return nil, fmt.Errorf("export %s: %w", strconv.Quote(f), withoutPath(err))
-				}
-				out = append(out, dropfolder.PathExport(f, fi, opts))
-			}
-			return out, nil
-		}, nil
+		opts, err := registry.Of(t.Source.Options)
+		if err != nil {
+			return nil, withCode(exitUsage, fmt.Errorf("tenant %s: %w", t.Name, err))
+		}
+		list, err := opts.Files(files)
+		if err != nil {
+			return nil, withCode(exitUsage, fmt.Errorf("tenant %s %w", t.Name, err))
+		}
+		return exportsFeed(list), nil
 	}
-	return func(ctx context.Context) ([]people.Export, error) {
-		// The folder is opened at each listing, so that a folder gone or
+	return exportsFeed(func(ctx context.Context) ([]sources.Export, error) {
+		// The source is opened at each listing, so that a folder gone or
 		// unreadable fails the run that meets it, with its run record.
-		folder, err := a.dropFolder(ctx, t)
+		src, err := a.openSource(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		ready, err := folder.Ready(ctx)
+		return src.Feed(ctx)
+	}), nil
+}
+
+// exportsFeed makes a source's listing a people.Feed.
+func exportsFeed(list func(context.Context) ([]sources.Export, error)) people.Feed {
+	return func(ctx context.Context) ([]people.Export, error) {
+		xs, err := list(ctx)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]people.Export, 0, len(ready))
-		for _, e := range ready {
-			out = append(out, e)
+		out := make([]people.Export, 0, len(xs))
+		for _, x := range xs {
+			out = append(out, x)
 		}
 		return out, nil
-	}, nil
-}
-
-// dropFolder opens the tenant's drop folder with the backend its type
-// names (the backends register themselves: see the imports of main.go).
-func (a *app) dropFolder(ctx context.Context, t config.Tenant) (sources.DropFolder, error) {
-	log := a.log.With(zap.String("tenant", t.Name))
-	return sources.OpenDropFolder(ctx, sources.DropConfig{
-		Folder: t.Source.CSV.DropFolderOptions,
-		CSV:    t.Source.CSV.CSVOptions,
-		Warn:   func(msg string) { log.Warn(msg) },
-	})
-}
-
-// queryExport is a SQL query's result as a people.Export: no hash, nothing
-// to archive. The query is read once, then the connection closes.
-type queryExport struct {
-	*sqlsrc.Source
-}
-
-// Read reads the query's rows and closes the connection.
-func (q *queryExport) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
-	st, err := q.Source.Read(ctx, h)
-	if cerr := q.Close(); cerr != nil && err == nil {
-		err = cerr
 	}
-	return st, err
 }
 
-func (q *queryExport) SHA256() string                                      { return "" }
-func (q *queryExport) Size() int64                                         { return 0 }
-func (q *queryExport) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
+// openSource opens the tenant's source with the kind that configured it
+// (the kinds register themselves: see the imports of main.go).
+func (a *app) openSource(ctx context.Context, t config.Tenant) (registry.Source, error) {
+	log := a.log.With(zap.String("tenant", t.Name))
+	return registry.Open(ctx, t.Source.Options, registry.Env{Tenant: t.Name, Warn: func(msg string) { log.Warn(msg) }})
+}
 
 // printJSON writes v as indented JSON, the form of every --json output.
 func printJSON(w io.Writer, v any) error {

@@ -6,14 +6,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"hrsync/config"
-	"hrsync/sources"
+	"hrsync/sources/registry"
 )
 
 // newConfigCmd groups the commands that check and print the configuration.
@@ -37,7 +36,7 @@ func configFlag(cmd *cobra.Command) {
 // with the configuration code.
 func loadConfigFlag(cmd *cobra.Command, checks config.Checks) (*config.Config, string, error) {
 	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.LoadChecked(path, nil, checks)
+	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, checks)
 	if err != nil {
 		return nil, "", withCode(exitUsage, err)
 	}
@@ -80,8 +79,8 @@ func printCheck(w io.Writer, path string, cfg *config.Config) error {
 	fmt.Fprintf(&b, "configuration %s is valid: %d tenant(s): %s\n", path, len(cfg.Tenants), strings.Join(names, ", "))
 	fmt.Fprintf(&b, "  state: %s\n", stateStatus(cfg.Store))
 	for _, t := range cfg.Tenants {
-		if t.Source.CSV != nil {
-			fmt.Fprintf(&b, "  tenant %s: %s\n", t.Name, dropFolderStatus(t.Source.CSV.DropFolderOptions))
+		if o, err := registry.Of(t.Source.Options); err == nil && o.Describe() != "" {
+			fmt.Fprintf(&b, "  tenant %s: %s\n", t.Name, o.Describe())
 		}
 	}
 	for _, line := range secretStatus(cfg) {
@@ -105,17 +104,6 @@ func stateStatus(s config.Store) string {
 	return where
 }
 
-// folderStatus describes a drop folder that passed the checks, naming the
-// archive folders the first archive will create.
-func folderStatus(dir string) string {
-	st := config.CheckFolder(dir, config.FoldersWritable)
-	out := "drop folder " + dir + " (readable and writable"
-	if len(st.Missing) > 0 {
-		out += "; " + strings.Join(st.Missing, "/ and ") + "/ created by the first archive"
-	}
-	return out + ")"
-}
-
 // secretStatus says which secrets are set, never their values.
 func secretStatus(cfg *config.Config) []string {
 	status := "api token: set"
@@ -127,8 +115,10 @@ func secretStatus(cfg *config.Config) []string {
 		lines = append(lines, "WARNING: api.allowInsecureHTTP: the API token is sent in clear over plain HTTP to "+cfg.API.BaseURL)
 	}
 	for _, t := range cfg.Tenants {
-		if t.Source.SQL != nil {
-			lines = append(lines, fmt.Sprintf("tenant %s: sql dsn set", t.Name))
+		if o, err := registry.Of(t.Source.Options); err == nil {
+			for _, secret := range o.SecretsSet() {
+				lines = append(lines, fmt.Sprintf("tenant %s: %s set", t.Name, secret))
+			}
 		}
 	}
 	return lines
@@ -197,26 +187,4 @@ func printConfigJSON(cmd *cobra.Command, cfg *config.Config, rendered []byte) er
 		file = os.Getenv(config.EnvConfig)
 	}
 	return printJSON(cmd.OutOrStdout(), configOutput{File: file, APITokenSet: cfg.API.Token.IsSet(), Config: tree})
-}
-
-// dropFolderStatus says where a drop folder is: a local folder with its
-// state, or the server and folder of a remote one (checked when a run
-// opens it).
-func dropFolderStatus(o sources.DropFolderOptions) string {
-	o = o.WithDefaults()
-	switch {
-	case o.Type == sources.DropSFTP && o.SFTP != nil:
-		return fmt.Sprintf("drop folder %s on sftp://%s@%s:%d (host key %s)", strconv.Quote(o.SFTP.Dir), o.SFTP.User, o.SFTP.Host, o.SFTP.Port, hostKeyCheck(*o.SFTP))
-	case o.Type == sources.DropS3 && o.S3 != nil:
-		return fmt.Sprintf("drop folder s3://%s/%s at %s", o.S3.Bucket, o.S3.Prefix, o.S3.Endpoint)
-	}
-	return folderStatus(o.Dir)
-}
-
-// hostKeyCheck says how an SFTP server's host key is checked.
-func hostKeyCheck(o sources.SFTPOptions) string {
-	if o.InsecureIgnoreHostKey {
-		return "NOT checked: insecureIgnoreHostKey"
-	}
-	return "checked against knownHostsFile"
 }

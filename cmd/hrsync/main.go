@@ -11,10 +11,11 @@ import (
 	"os/signal"
 	"syscall"
 
-	// The drop-folder backends register themselves (sources.RegisterDropFolder).
+	// The kinds of source register themselves (sources/registry).
 	_ "hrsync/sources/dropfolder"
 	_ "hrsync/sources/s3drop"
 	_ "hrsync/sources/sftpdrop"
+	_ "hrsync/sources/sqlsrc"
 
 	// The store dialects register themselves by DSN scheme (store.Register).
 	_ "hrsync/store/postgres"

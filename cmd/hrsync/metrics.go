@@ -15,6 +15,7 @@ import (
 	"hrsync/internal/metrics"
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/registry"
 	"hrsync/store"
 )
 
@@ -46,8 +47,15 @@ func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 // seedTimeout bounds the reads of seedMetrics.
 const seedTimeout = 10 * time.Second
 
-// seedMetrics starts the time of the last success of each job and tenant,
-// and the grants held of each tenant, from the store: a restarted daemon
+// seedRuns is how many of the newest runs seedMetrics reads for the times of
+// the last run of each job, tenant and outcome: an outcome absent from them
+// is left out (never given a wrong time).
+const seedRuns = 2000
+
+// seedMetrics starts the time of the last success of each job and tenant
+// (the newest finished ok or attention run, whichever replica made it), the
+// time of the last run of each outcome, and the grants held of each tenant,
+// from the store: a restarted daemon
 // (or a run whose Pushgateway lost its groups) shows them before its first
 // run, so that an alert on an old success or on held grants does not go
 // blind at a restart. A store that cannot be read is logged; the series
@@ -63,6 +71,15 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 	for k, at := range last {
 		if slices.Contains(names, k.Tenant) && slices.Contains(allJobs(), k.Job) {
 			m.SetLastSuccess(string(k.Job), k.Tenant, at)
+		}
+	}
+	runs, err := st.LastRuns(ctx, seedRuns)
+	if err != nil {
+		a.log.Warn("the times of the last runs are not read from the store; they show after the next runs", zap.Error(err))
+	}
+	for _, r := range runs {
+		if !r.DryRun && !r.FinishedAt.IsZero() && slices.Contains(names, r.Tenant) && slices.Contains(allJobs(), r.Job) {
+			m.SetLastRun(string(r.Job), r.Tenant, string(r.Outcome), r.FinishedAt)
 		}
 	}
 	held, err := st.HeldGrantCounts(ctx)
@@ -90,7 +107,7 @@ func tenantNames(tenants []config.Tenant) []string {
 func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store.Store) {
 	var folders []metrics.Folder
 	for _, t := range tenants {
-		if t.Source.CSV == nil {
+		if o, err := registry.Of(t.Source.Options); err != nil || !o.HasFolder() {
 			continue
 		}
 		folders = append(folders, metrics.Folder{Tenant: t.Name, Waiting: func(ctx context.Context) ([]time.Time, error) {
@@ -113,11 +130,21 @@ func (a *app) watchGauges(m *metrics.Metrics, tenants []config.Tenant, st *store
 // tenant's drop folder, whatever backend holds it: listed at once, no link
 // followed, no file read (sources.DropFolder.Waiting).
 func waitingTimes(ctx context.Context, t config.Tenant) ([]time.Time, error) {
-	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
+	folder, err := openFolder(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	return folder.Waiting(ctx)
+}
+
+// openFolder opens a tenant's drop folder, whatever kind holds it, for
+// status and metrics (no warning logged: they only list it).
+func openFolder(ctx context.Context, t config.Tenant) (sources.DropFolder, error) {
+	src, err := registry.Open(ctx, t.Source.Options, registry.Env{Tenant: t.Name})
+	if err != nil {
+		return nil, err
+	}
+	return src.Folder()
 }
 
 // tenantGaugesOf names the scrape-time gauges a job's pushed group carries:

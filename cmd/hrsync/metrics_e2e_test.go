@@ -263,6 +263,15 @@ func TestE2EDaemonMetricsFromTheFirstScrape(t *testing.T) {
 				t.Errorf("%s: last success = %v, want the time of the run before the daemon started", job, v)
 			}
 		}
+		for job, outcome := range map[string]string{"people": "ok", "personalize": "attention"} {
+			v := scrape(t, "hrsync_last_run_timestamp_seconds", "job="+job, "tenant="+tenantName, "outcome="+outcome)
+			if v < float64(before.Unix()) || v > float64(time.Now().Unix()+1) {
+				t.Errorf("%s: last %s run = %v, want the time of the run before the daemon started", job, outcome, v)
+			}
+		}
+		if strings.Contains(d.metricsText(t), `hrsync_last_run_timestamp_seconds{job="orders"`) {
+			t.Error("a job that never ran has a time of its last run")
+		}
 		if strings.Contains(d.metricsText(t), `hrsync_last_success_timestamp_seconds{job="orders"`) {
 			t.Error("a job that never succeeded has a time of the last success")
 		}

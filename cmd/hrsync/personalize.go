@@ -13,7 +13,6 @@ import (
 	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/sources"
-	"hrsync/sources/sqlsrc"
 	"hrsync/store"
 	"hrsync/sync/personalize"
 )
@@ -62,34 +61,20 @@ func (a *app) personalizeJob(t config.Tenant, st *store.Store, p personalize.Per
 	}, st, p, a.lastExport(t, st), a.log.With(zap.String("tenant", t.Name), zap.String("job", "personalize")))
 }
 
-// lastExport finds a tenant's last good export: for a drop folder, the
-// newest file the store records as processed, found in processed/ by its
-// content hash; for a SQL source, the query itself.
+// lastExport finds a tenant's last good export, as its kind of source
+// keeps it (for a drop folder, the newest file the store records as
+// processed; for a SQL source, the query itself).
 func (a *app) lastExport(t config.Tenant, st *store.Store) personalize.LastExport {
-	return func(ctx context.Context) (sources.Source, bool, error) {
-		if t.Source.SQL != nil {
-			src, err := sqlsrc.Open(ctx, t.Name, t.Source.SQL.SQLOptions)
-			if err != nil {
-				return nil, false, fmt.Errorf("tenant %s: %w", t.Name, err)
-			}
-			return &queryExport{Source: src}, true, nil
-		}
-		if t.Source.CSV == nil {
-			return nil, false, fmt.Errorf("tenant %s has no source", t.Name)
-		}
+	last := func(ctx context.Context) (string, string, bool, error) {
 		rec, ok, err := st.LastProcessedFile(ctx, t.Name)
-		if err != nil || !ok {
-			return nil, false, err
-		}
-		folder, err := a.dropFolder(ctx, t)
+		return rec.Name, rec.SHA256, ok, err
+	}
+	return func(ctx context.Context) (sources.Source, bool, error) {
+		src, err := a.openSource(ctx, t)
 		if err != nil {
-			return nil, false, err
+			return nil, false, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
-		src, err := folder.Archived(ctx, rec.Name, rec.SHA256)
-		if err != nil {
-			return nil, false, err
-		}
-		return src, true, nil
+		return src.LastExport(ctx, last)
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"hrsync/config"
 	"hrsync/model"
 	"hrsync/sources"
+	"hrsync/sources/registry"
 	"hrsync/sync/people"
 )
 
@@ -55,15 +56,15 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 		return nil, withCode(exitUsage, fmt.Errorf("--file names an export of one tenant's drop folder: add --tenant (one of %s)", strings.Join(names, ", ")))
 	}
 	t := tenants[0]
-	if t.Source.CSV == nil {
-		return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s reads a SQL query, not a drop folder", t.Name))
-	}
-	folder, err := a.dropFolder(cmd.Context(), t)
+	src, err := a.openSource(cmd.Context(), t)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 	}
-	if err := folder.FailedExport(cmd.Context(), rel); err != nil {
-		if errors.Is(err, sources.ErrNotFailedExport) {
+	if err := src.CheckRestore(cmd.Context(), rel); err != nil {
+		switch {
+		case errors.Is(err, registry.ErrNoRestore):
+			return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s %w", t.Name, err))
+		case errors.Is(err, sources.ErrNotFailedExport):
 			return nil, withCode(exitUsage, fmt.Errorf("--file: tenant %s: %w", t.Name, err))
 		}
 		return nil, fmt.Errorf("--file: tenant %s: %w", t.Name, err)
@@ -76,19 +77,15 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 // its lock, asks for its exports; the other ready files stay for the next
 // run); else every ready export.
 func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
-	if r == nil || r.tenant != t.Name || t.Source.CSV == nil {
-		feed, err := a.feed(t, nil)
-		if err != nil || t.Source.CSV == nil || t.Source.CSV.WithDefaults().Type != sources.DropLocal {
-			return feed, err
-		}
-		return checkedFolderFeed(t.Source.CSV.Dir, feed), nil
+	if r == nil || r.tenant != t.Name {
+		return a.feed(t, nil)
 	}
 	return func(ctx context.Context) ([]people.Export, error) {
-		folder, err := a.dropFolder(ctx, t)
+		src, err := a.openSource(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
-		x, err := folder.Restore(ctx, r.rel)
+		x, err := src.Restore(ctx, r.rel)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
@@ -96,20 +93,6 @@ func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
 			zap.String("tenant", t.Name), zap.String("from", r.rel), zap.String("as", x.Name()))
 		return []people.Export{x}, nil
 	}, nil
-}
-
-// checkedFolderFeed checks, each time a run lists its exports, that the
-// drop folder can be read and written (and its processed/ and failed/), so
-// that a folder gone, unreadable or read-only fails the run before any call,
-// with its run record, rather than after the calls when the export cannot be
-// archived.
-func checkedFolderFeed(dir string, feed people.Feed) people.Feed {
-	return func(ctx context.Context) ([]people.Export, error) {
-		if st := config.CheckFolder(dir, config.FoldersWritable); len(st.Problems) > 0 {
-			return nil, fmt.Errorf("drop folder: %s", strings.Join(st.Problems, "; "))
-		}
-		return feed(ctx)
-	}
 }
 
 // configPathOf is the configuration file as the operator named it (--config,

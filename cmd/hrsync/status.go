@@ -13,7 +13,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/model"
-	"hrsync/sources"
+	"hrsync/sources/registry"
 	"hrsync/store"
 )
 
@@ -153,7 +153,7 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 			return nil, err
 		}
 		stt := statusTenant{Name: t.Name, HeldGrants: len(held)}
-		if t.Source.CSV != nil {
+		if o, err := registry.Of(t.Source.Options); err == nil && o.HasFolder() {
 			files, err := folderFiles(ctx, t)
 			if err != nil {
 				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
@@ -207,7 +207,7 @@ func ordersPolling(ctx context.Context, st *store.Store, tenant string) (*int, e
 // waiting for them to be stable) and those archived in processed/ and
 // failed/, whatever backend holds it.
 func folderFiles(ctx context.Context, t config.Tenant) (*statusFiles, error) {
-	folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: t.Source.CSV.DropFolderOptions, CSV: t.Source.CSV.CSVOptions})
+	folder, err := openFolder(ctx, t)
 	if err != nil {
 		return nil, err
 	}

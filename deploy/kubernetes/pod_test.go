@@ -19,6 +19,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"hrsync/config"
+
+	_ "hrsync/sources/dropfolder" // the kinds of source the image offers
+	"hrsync/sources/registry"
+	_ "hrsync/sources/s3drop"
+	_ "hrsync/sources/sftpdrop"
+	_ "hrsync/sources/sqlsrc"
 )
 
 // imageName is the image every workload runs.
@@ -252,7 +258,7 @@ func checkConfigLoads(t *testing.T, spec corev1.PodSpec, c corev1.Container, obj
 		t.Fatal(err)
 	}
 	noEnv := func(string) (string, bool) { return "", false }
-	cfg, err := config.LoadChecked(local, noEnv, config.Checks{Folders: config.FoldersWritable})
+	cfg, err := config.LoadChecked(local, noEnv, registry.Kinds{}, config.Checks{Folders: config.FoldersWritable})
 	if err != nil {
 		t.Fatalf("the pod's configuration does not load: %v", err)
 	}

@@ -16,6 +16,17 @@ const (
 	labelInstance = "instance"
 )
 
+// Names of the timestamp gauges that never go back: a push keeps, series
+// by series, the later of the value the Pushgateway holds and the run's.
+const (
+	NameLastSuccess = Namespace + "_last_success_timestamp_seconds"
+	NameLastRun     = Namespace + "_last_run_timestamp_seconds"
+)
+
+// isTimestampFamily reports whether the family named name is one of the
+// timestamp gauges merged by their maximum.
+func isTimestampFamily(name string) bool { return name == NameLastSuccess || name == NameLastRun }
+
 // buildInfoName is the one family without job and tenant that every pushed
 // group carries.
 const buildInfoName = Namespace + "_build_info"
@@ -78,6 +89,10 @@ func withoutGroupLabels(m *dto.Metric) *dto.Metric {
 // (prev) and what this run measured (cur):
 //   - a counter or a histogram goes on from its previous value: the run's
 //     value is added to it, series by series;
+//   - a timestamp gauge (NameLastSuccess, NameLastRun) keeps, series by
+//     series, the later of the two values, and every series of either
+//     side: the time of the last run that needed attention survives a
+//     retry that ended ok, and neither goes back when a clock does;
 //   - any other family the run measured replaces the previous one whole (a
 //     gauge is a state: the last outcome, the orders by status);
 //   - a family the run did not measure keeps its previous value (the time
@@ -96,9 +111,11 @@ func mergeFamilies(prev, cur []*dto.MetricFamily) []*dto.MetricFamily {
 			out = append(out, c)
 			continue
 		}
-		switch c.GetType() {
-		case dto.MetricType_COUNTER, dto.MetricType_HISTOGRAM:
-			out = append(out, addFamilies(p, c))
+		switch {
+		case c.GetType() == dto.MetricType_COUNTER, c.GetType() == dto.MetricType_HISTOGRAM:
+			out = append(out, combineFamilies(p, c, addMetric))
+		case c.GetType() == dto.MetricType_GAUGE && isTimestampFamily(c.GetName()):
+			out = append(out, combineFamilies(p, c, laterGauge))
 		default:
 			out = append(out, c)
 		}
@@ -112,9 +129,9 @@ func mergeFamilies(prev, cur []*dto.MetricFamily) []*dto.MetricFamily {
 	return out
 }
 
-// addFamilies adds the series of c to those of p with the same labels; a
-// series in only one of them is kept as it is.
-func addFamilies(p, c *dto.MetricFamily) *dto.MetricFamily {
+// combineFamilies combines each series of c with the series of p of the
+// same labels by combine; a series in only one of them is kept as it is.
+func combineFamilies(p, c *dto.MetricFamily, combine func(p, c *dto.Metric) *dto.Metric) *dto.MetricFamily {
 	prevByKey := map[string]*dto.Metric{}
 	for _, m := range p.GetMetric() {
 		prevByKey[labelKey(m)] = m
@@ -128,7 +145,7 @@ func addFamilies(p, c *dto.MetricFamily) *dto.MetricFamily {
 			out.Metric = append(out.Metric, m)
 			continue
 		}
-		out.Metric = append(out.Metric, addMetric(pm, m))
+		out.Metric = append(out.Metric, combine(pm, m))
 	}
 	for _, m := range p.GetMetric() {
 		if _, left := prevByKey[labelKey(m)]; left {
@@ -136,6 +153,15 @@ func addFamilies(p, c *dto.MetricFamily) *dto.MetricFamily {
 		}
 	}
 	return out
+}
+
+// laterGauge is the series of p and c, two series of one gauge, with the
+// greater value.
+func laterGauge(p, c *dto.Metric) *dto.Metric {
+	if p.GetGauge().GetValue() > c.GetGauge().GetValue() {
+		return &dto.Metric{Label: c.Label, Gauge: p.Gauge}
+	}
+	return c
 }
 
 // addMetric is the sum of two series of one counter or histogram. A

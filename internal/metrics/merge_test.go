@@ -115,3 +115,49 @@ func TestGroupOfARuleGrant(t *testing.T) {
 		t.Errorf("people group carries the grants job's rule series (%v)", got)
 	}
 }
+
+// timestampFamily is a gauge of last-run times by outcome.
+func timestampFamily(name string, values map[string]float64) *dto.MetricFamily {
+	f := &dto.MetricFamily{Name: &name, Type: dto.MetricType_GAUGE.Enum()}
+	for outcome, v := range values {
+		label, value := "outcome", outcome
+		f.Metric = append(f.Metric, &dto.Metric{Label: []*dto.LabelPair{{Name: &label, Value: &value}}, Gauge: &dto.Gauge{Value: &v}})
+	}
+	return f
+}
+
+func TestMergeTimestampsKeepsTheLater(t *testing.T) {
+	prev := []*dto.MetricFamily{
+		timestampFamily(NameLastRun, map[string]float64{"attention": 1000, "failed": 900, "ok": 800}),
+		gaugeFamily(NameLastSuccess, 1000),
+		timestampFamily("hrsync_last_outcome", map[string]float64{"attention": 1, "ok": 0}),
+	}
+	// A retry at 1100 that ended ok, from a process whose clock is late
+	// for the success it seeded (950).
+	cur := []*dto.MetricFamily{
+		timestampFamily(NameLastRun, map[string]float64{"ok": 1100, "failed": 850}),
+		gaugeFamily(NameLastSuccess, 950),
+		timestampFamily("hrsync_last_outcome", map[string]float64{"ok": 1}),
+	}
+	got := byName(mergeFamilies(prev, cur))
+	runs := map[string]float64{}
+	for _, m := range got[NameLastRun].GetMetric() {
+		runs[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+	}
+	want := map[string]float64{"attention": 1000, "failed": 900, "ok": 1100}
+	if len(runs) != len(want) {
+		t.Errorf("last runs = %v, want %v", runs, want)
+	}
+	for outcome, v := range want {
+		if runs[outcome] != v {
+			t.Errorf("last %s run = %v, want %v (runs %v)", outcome, runs[outcome], v, runs)
+		}
+	}
+	if v := got[NameLastSuccess].GetMetric()[0].GetGauge().GetValue(); v != 1000 {
+		t.Errorf("last success = %v, want 1000: a push lowered it", v)
+	}
+	// Any other gauge the run set replaces the group's whole.
+	if n := len(got["hrsync_last_outcome"].GetMetric()); n != 1 {
+		t.Errorf("last outcome has %d series, want the run's 1", n)
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"hrsync/apiclient"
 )
@@ -45,7 +46,8 @@ type Metrics struct {
 	reg *prometheus.Registry
 
 	// mu guards outcomes, the outcomes hrsync_last_outcome knows for every
-	// job and tenant: those given to Init and those seen since.
+	// job and tenant: those given to Init and those seen since; and the
+	// read-then-set of the timestamp gauges, which never go back.
 	mu       sync.Mutex
 	outcomes []string
 
@@ -55,6 +57,7 @@ type Metrics struct {
 	skipped        *prometheus.CounterVec
 	panics         *prometheus.CounterVec
 	lastSuccess    *prometheus.GaugeVec
+	lastRun        *prometheus.GaugeVec
 	peopleCreated  *prometheus.CounterVec
 	grantsApplied  *prometheus.CounterVec
 	grantsHeld     *prometheus.GaugeVec
@@ -90,7 +93,10 @@ func New() *Metrics {
 	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "run_panics_total",
 		Help: "Runs that panicked (recovered and recorded as failed)."}, jt)
 	m.lastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "last_success_timestamp_seconds",
-		Help: "Unix time of the last run that ended ok or attention, by job and tenant."}, jt)
+		Help: "Unix time of the last run that ended ok or attention, by job and tenant; it never goes back."}, jt)
+	m.lastRun = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "last_run_timestamp_seconds",
+		Help: "Unix time of the end of the last run of the job and tenant that had the outcome, by job, tenant and outcome; it never goes back."},
+		[]string{"job", "tenant", "outcome"})
 	m.lastOutcome = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: Namespace, Name: "last_outcome",
 		Help: "1 for the outcome of the last finished run of the job and tenant, 0 for the other outcomes (all 0 before the first run)."},
 		[]string{"job", "tenant", "outcome"})
@@ -130,7 +136,7 @@ func New() *Metrics {
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.runs, m.runDuration, m.running, m.skipped, m.panics, m.lastSuccess,
+		m.runs, m.runDuration, m.running, m.skipped, m.panics, m.lastSuccess, m.lastRun,
 		m.peopleCreated, m.grantsApplied, m.grantsHeld, m.ruleGrants, m.rowsRejected, m.ordersByStatus,
 		m.apiCalls, m.apiDuration, m.apiRetries, m.rateWaits, m.rateWaitSecs,
 		m.lastOutcome, m.buildInfo, m.collectErrors,
@@ -178,8 +184,8 @@ func ruleResults() []string { return []string{"applied", "held", "skipped"} }
 // of each tenant, and the API's durations, retries and rate-limit waits of
 // each endpoint (api_calls_total, by status, appears with its first call),
 // and the per-rule grants of each configured rule.
-// The time of the last success is not created: 0 would read as a success in
-// 1970.
+// The times of the last success and of the last run are not created: 0
+// would read as a run in 1970.
 func (m *Metrics) Init(version string, known Known) {
 	m.buildInfo.WithLabelValues(version, runtime.Version()).Set(1)
 	m.mu.Lock()
@@ -246,22 +252,48 @@ func (m *Metrics) RunStarted(job, tenant string) {
 }
 
 // RunFinished records the end of a run started with RunStarted: its
-// outcome, its duration and, when it ended ok or attention, the time of the
-// last success.
+// outcome, its duration, the time of the last run with that outcome and,
+// when it ended ok or attention, the time of the last success. Neither time
+// goes back: an earlier at than the gauge holds leaves it.
 func (m *Metrics) RunFinished(job, tenant, outcome string, took time.Duration, at time.Time) {
 	m.running.WithLabelValues(job, tenant).Dec()
 	m.runs.WithLabelValues(job, tenant, outcome).Inc()
 	m.runDuration.WithLabelValues(job, tenant).Observe(took.Seconds())
 	m.setLastOutcome(job, tenant, outcome)
-	if outcome == "ok" || outcome == "attention" {
-		m.lastSuccess.WithLabelValues(job, tenant).Set(float64(at.UnixNano()) / 1e9)
+	m.SetLastRun(job, tenant, outcome, at)
+	if IsSuccess(outcome) {
+		m.SetLastSuccess(job, tenant, at)
 	}
 }
 
-// SetLastSuccess sets the time of the last success of job and tenant,
-// read from the store when the process starts.
+// IsSuccess reports whether a run that ended with outcome counts as a
+// success for hrsync_last_success_timestamp_seconds: ok or attention.
+func IsSuccess(outcome string) bool { return outcome == "ok" || outcome == "attention" }
+
+// SetLastSuccess raises the time of the last success of job and tenant to
+// at (read from the store when the process starts, or the end of a run); a
+// time earlier than the gauge holds is ignored, so the gauge never goes
+// back.
 func (m *Metrics) SetLastSuccess(job, tenant string, at time.Time) {
-	m.lastSuccess.WithLabelValues(job, tenant).Set(float64(at.UnixNano()) / 1e9)
+	m.raise(m.lastSuccess.WithLabelValues(job, tenant), at)
+}
+
+// SetLastRun raises the time of the last run of job and tenant that ended
+// with outcome to at; a time earlier than the gauge holds is ignored.
+func (m *Metrics) SetLastRun(job, tenant, outcome string, at time.Time) {
+	m.raise(m.lastRun.WithLabelValues(job, tenant, outcome), at)
+}
+
+// raise sets g to at in Unix seconds unless it already holds a later time.
+func (m *Metrics) raise(g prometheus.Gauge, at time.Time) {
+	v := float64(at.UnixNano()) / 1e9
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var cur dto.Metric
+	if err := g.Write(&cur); err == nil && cur.GetGauge().GetValue() >= v {
+		return
+	}
+	g.Set(v)
 }
 
 // RunSkipped counts a scheduled run skipped because the previous one was

@@ -86,6 +86,50 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("last success = %v, want %v", v, at.Unix())
 		}
 	})
+	t.Run("timestamps never go back", func(t *testing.T) {
+		m := New()
+		at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		acme := map[string]string{"job": "people", "tenant": "acme"}
+		lastRun := func(outcome string) (float64, bool) {
+			return value(t, m, "hrsync_last_run_timestamp_seconds", map[string]string{"job": "people", "tenant": "acme", "outcome": outcome})
+		}
+		// A cycle recorded in memory at 12:00; then a restart's seed, or a
+		// replica's clock, brings an older time: it is ignored.
+		m.RunStarted("people", "acme")
+		m.RunFinished("people", "acme", "ok", time.Second, at)
+		m.SetLastSuccess("people", "acme", at.Add(-3*time.Hour))
+		m.SetLastRun("people", "acme", "ok", at.Add(-3*time.Hour))
+		m.RunStarted("people", "acme")
+		m.RunFinished("people", "acme", "attention", time.Second, at.Add(-time.Minute))
+		if v, _ := value(t, m, "hrsync_last_success_timestamp_seconds", acme); v != float64(at.Unix()) {
+			t.Errorf("last success = %v, want %v: an older time lowered it", v, at.Unix())
+		}
+		if v, _ := lastRun("ok"); v != float64(at.Unix()) {
+			t.Errorf("last ok run = %v, want %v", v, at.Unix())
+		}
+		// Each outcome keeps its own time: a failure later than the last
+		// success is visible beside it.
+		m.RunStarted("people", "acme")
+		m.RunFinished("people", "acme", "failed", time.Second, at.Add(time.Hour))
+		if v, _ := lastRun("failed"); v != float64(at.Add(time.Hour).Unix()) {
+			t.Errorf("last failed run = %v, want %v", v, at.Add(time.Hour).Unix())
+		}
+		if v, _ := lastRun("attention"); v != float64(at.Add(-time.Minute).Unix()) {
+			t.Errorf("last attention run = %v, want %v", v, at.Add(-time.Minute).Unix())
+		}
+		if v, _ := value(t, m, "hrsync_last_success_timestamp_seconds", acme); v != float64(at.Unix()) {
+			t.Errorf("last success after a failure = %v, want %v", v, at.Unix())
+		}
+		// A later seed (the store knows of a success by another replica)
+		// raises it.
+		m.SetLastSuccess("people", "acme", at.Add(2*time.Hour))
+		if v, _ := value(t, m, "hrsync_last_success_timestamp_seconds", acme); v != float64(at.Add(2*time.Hour).Unix()) {
+			t.Errorf("last success after a later seed = %v, want %v", v, at.Add(2*time.Hour).Unix())
+		}
+		if _, ok := lastRun("safeguard"); ok {
+			t.Error("an outcome that never happened has a last-run time (0 would read as 1970)")
+		}
+	})
 	t.Run("counts", func(t *testing.T) {
 		m := New()
 		m.ObserveCounts("people", "acme", map[string]int{CountCreated: 3, CountGrantsApplied: 3, CountRejected: 2, "unchanged": 40})

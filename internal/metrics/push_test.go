@@ -184,3 +184,52 @@ func TestPushFailure(t *testing.T) {
 		t.Errorf("RedactURL = %q", got)
 	}
 }
+
+// TestPushKeepsAShardsAttentionAfterItsRetry is a CronJob shard of two
+// tenants: the first try ends attention for acme and failed for beta (exit
+// 1), the Job's retry ends ok for both (exit 0). Each tenant's group keeps
+// the time of its last attention and failed runs, so an alert sees them
+// whatever the scrapes between the two pushes.
+func TestPushKeepsAShardsAttentionAfterItsRetry(t *testing.T) {
+	gw := metricstest.Start(t)
+	opts := metrics.PushOptions{URL: gw.URL, Timeout: 20 * time.Second}
+	groups := []metrics.Group{{Job: "people", Tenant: "acme"}, {Job: "people", Tenant: "beta"}}
+	try := func(at time.Time, outcomes map[string]string) {
+		t.Helper()
+		m := metrics.New()
+		m.Init("v1.2.3", known)
+		for _, tenant := range []string{"acme", "beta"} {
+			m.RunStarted("people", tenant)
+			m.RunFinished("people", tenant, outcomes[tenant], time.Second, at)
+		}
+		if err := m.Push(t.Context(), opts, groups); err != nil {
+			t.Fatalf("push: %v", err)
+		}
+	}
+	first := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	retry := first.Add(20 * time.Second)
+	try(first, map[string]string{"acme": "attention", "beta": "failed"})
+	try(retry, map[string]string{"acme": "ok", "beta": "ok"})
+
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"hrsync_last_run_timestamp_seconds", map[string]string{"job": "people", "tenant": "acme", "outcome": "attention"}, float64(first.Unix())},
+		{"hrsync_last_run_timestamp_seconds", map[string]string{"job": "people", "tenant": "acme", "outcome": "ok"}, float64(retry.Unix())},
+		{"hrsync_last_run_timestamp_seconds", map[string]string{"job": "people", "tenant": "beta", "outcome": "failed"}, float64(first.Unix())},
+		{"hrsync_runs_total", map[string]string{"job": "people", "tenant": "acme", "outcome": "attention"}, 1},
+		{"hrsync_runs_total", map[string]string{"job": "people", "tenant": "acme", "outcome": "ok"}, 1},
+		{"hrsync_runs_total", map[string]string{"job": "people", "tenant": "beta", "outcome": "failed"}, 1},
+		{"hrsync_last_outcome", map[string]string{"job": "people", "tenant": "acme", "outcome": "ok"}, 1},
+		{"hrsync_last_success_timestamp_seconds", map[string]string{"job": "people", "tenant": "acme"}, float64(retry.Unix())},
+	} {
+		if v, ok := gw.Value(t, c.name, c.labels); !ok || v != c.want {
+			t.Errorf("%s%v = %v (present %v), want %v", c.name, c.labels, v, ok, c.want)
+		}
+	}
+	if _, ok := gw.Value(t, "hrsync_last_run_timestamp_seconds", map[string]string{"job": "people", "tenant": "beta", "outcome": "attention"}); ok {
+		t.Error("beta never needed attention, yet has a time for it")
+	}
+}

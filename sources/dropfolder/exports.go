@@ -16,12 +16,10 @@ import (
 	"hrsync/sources/csvsrc"
 )
 
-func init() { sources.RegisterDropFolder(sources.DropLocal, open) }
-
-// open is the local backend's sources.DropFolderFactory. The folder must
+// open opens the local folder as a sources.DropFolder. The folder must
 // exist when it is opened, so that a folder gone or unreadable fails the
 // run that meets it.
-func open(_ context.Context, cfg sources.DropConfig) (sources.DropFolder, error) {
+func open(cfg sources.DropConfig) (sources.DropFolder, error) {
 	folder, err := New(cfg.Folder)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"hrsync/sources"
+	"hrsync/sources/registry"
 	"hrsync/sources/sourcestest"
 )
 
@@ -407,4 +408,19 @@ func GetFile(t *testing.T, dir, name string) ([]byte, bool) {
 		t.Fatal(err)
 	}
 	return b, true
+}
+
+// OpenKind opens the drop folder of a kind's options through the source
+// registry, the way cmd opens a tenant's: defaults filled, options
+// validated, the source opened, then its folder. warn may be nil.
+func OpenKind(opts registry.Options, warn func(string)) (sources.DropFolder, error) {
+	opts.FillDefaults()
+	if errs := opts.Validate(); len(errs) > 0 {
+		return nil, fmt.Errorf("options: %w", errors.Join(errs...))
+	}
+	src, err := registry.Open(context.Background(), opts, registry.Env{Tenant: "acme", Warn: warn})
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	return src.Folder()
 }

@@ -28,7 +28,7 @@ type Folder struct {
 }
 
 // New returns the folder that dial reaches, configured by cfg (defaults
-// applied, validated by sources.OpenDropFolder).
+// applied, validated by the kind that registered it, sources/registry).
 func New(dial Dialer, cfg sources.DropConfig) *Folder {
 	return &Folder{dial: dial, opts: cfg.Folder.WithDefaults(), csv: cfg.CSV, now: time.Now, wait: sources.Sleep}
 }

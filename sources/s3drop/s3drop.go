@@ -27,18 +27,15 @@ import (
 	"hrsync/sources/remotedrop"
 )
 
-func init() { sources.RegisterDropFolder(sources.DropS3, open) }
-
 // Defaults of the environment variables of the credentials.
 const (
 	DefaultAccessKeyEnv = "AWS_ACCESS_KEY_ID"
 	DefaultSecretKeyEnv = "AWS_SECRET_ACCESS_KEY" //nolint:gosec // the name of a variable, not a secret
 )
 
-// open is the sources.DropFolderFactory of S3 folders. The credentials are
-// read now (a rotated secret is picked up by the next run).
-func open(_ context.Context, cfg sources.DropConfig) (sources.DropFolder, error) {
-	opts := *cfg.Folder.WithDefaults().S3
+// Open opens the S3 folder opts locates, read as cfg says. The
+// credentials are read now (a rotated secret is picked up by the next run).
+func Open(opts S3Options, cfg sources.DropConfig) (sources.DropFolder, error) {
 	client, err := newClient(opts, os.LookupEnv)
 	if err != nil {
 		return nil, err
@@ -50,7 +47,7 @@ func open(_ context.Context, cfg sources.DropConfig) (sources.DropFolder, error)
 
 // newClient returns a client of the server opts names, with the
 // credentials of opts (files) or of the environment env looks up.
-func newClient(opts sources.S3Options, env func(string) (string, bool)) (*minio.Client, error) {
+func newClient(opts S3Options, env func(string) (string, bool)) (*minio.Client, error) {
 	u, err := url.Parse(opts.Endpoint)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("s3 endpoint %q: not a URL", opts.Endpoint)
@@ -72,7 +69,7 @@ func newClient(opts sources.S3Options, env func(string) (string, bool)) (*minio.
 
 // keys reads the access key and the secret from the files of opts, or
 // from the environment.
-func keys(opts sources.S3Options, env func(string) (string, bool)) (string, string, error) {
+func keys(opts S3Options, env func(string) (string, bool)) (string, string, error) {
 	if opts.AccessKeyFile != "" {
 		access, err := os.ReadFile(opts.AccessKeyFile)
 		if err != nil {

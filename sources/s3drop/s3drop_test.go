@@ -14,8 +14,9 @@ import (
 
 	"hrsync/internal/testservers"
 	"hrsync/sources"
+	"hrsync/sources/dropkind"
 	"hrsync/sources/droptest"
-	_ "hrsync/sources/s3drop" // the backend under test
+	"hrsync/sources/s3drop"
 )
 
 // TestS3Protocol runs the protocol suite against versitygw, each folder a
@@ -32,12 +33,13 @@ func TestS3Protocol(t *testing.T) {
 	droptest.Run(t, droptest.Harness{
 		Open: func(t *testing.T, opts sources.DropFolderOptions, csv sources.CSVOptions) sources.DropFolder {
 			prefix = "exports/" + strconv.FormatInt(n.Add(1), 10)
-			opts.Type = sources.DropS3
-			opts.S3 = &sources.S3Options{
-				Endpoint: srv.Endpoint, Bucket: "hr-drop", Prefix: prefix + "/",
-				AccessKeyEnv: "HRSYNC_TEST_S3_ACCESS", SecretKeyEnv: "HRSYNC_TEST_S3_SECRET",
-			}
-			folder, err := sources.OpenDropFolder(ctx, sources.DropConfig{Folder: opts, CSV: csv})
+			folder, err := droptest.OpenKind(&s3drop.Options{
+				Common: dropkind.Common{DropFolderOptions: opts, CSVOptions: csv},
+				S3: &s3drop.S3Options{
+					Endpoint: srv.Endpoint, Bucket: "hr-drop", Prefix: prefix + "/",
+					AccessKeyEnv: "HRSYNC_TEST_S3_ACCESS", SecretKeyEnv: "HRSYNC_TEST_S3_SECRET",
+				},
+			}, nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -76,16 +78,19 @@ func TestS3Protocol(t *testing.T) {
 func TestS3Credentials(t *testing.T) {
 	srv := testservers.StartVersityGW(t)
 	srv.Bucket(t, "hr-drop")
-	opts := sources.DropFolderOptions{Type: sources.DropS3, StableFor: time.Millisecond, S3: &sources.S3Options{
-		Endpoint: srv.Endpoint, Bucket: "hr-drop", AccessKeyEnv: "HRSYNC_TEST_S3_NONE_A", SecretKeyEnv: "HRSYNC_TEST_S3_NONE_S",
-	}}
-	_, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
+	opts := &s3drop.Options{
+		Common: dropkind.Common{DropFolderOptions: sources.DropFolderOptions{StableFor: time.Millisecond}, CSVOptions: droptest.CSV()},
+		S3: &s3drop.S3Options{
+			Endpoint: srv.Endpoint, Bucket: "hr-drop", AccessKeyEnv: "HRSYNC_TEST_S3_NONE_A", SecretKeyEnv: "HRSYNC_TEST_S3_NONE_S",
+		},
+	}
+	_, err := droptest.OpenKind(opts, nil)
 	if err == nil || !strings.Contains(err.Error(), "HRSYNC_TEST_S3_NONE_A") {
 		t.Fatalf("open without credentials: %v, want the variables named", err)
 	}
 	t.Setenv("HRSYNC_TEST_S3_NONE_A", srv.AccessKey)
 	t.Setenv("HRSYNC_TEST_S3_NONE_S", "wrong")
-	folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
+	folder, err := droptest.OpenKind(opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,28 +26,29 @@ import (
 	"hrsync/sources/remotedrop"
 )
 
-func init() { sources.RegisterDropFolder(sources.DropSFTP, open) }
-
 // dialTimeout bounds the TCP connection and the SSH handshake.
 const dialTimeout = 30 * time.Second
 
-// open is the sources.DropFolderFactory of SFTP folders. Nothing is read
-// or connected yet: each step of the protocol connects on its own, reading
-// the credentials and known_hosts then (a rotated secret is picked up), so
-// that a wrong host, credential or host key fails the run that meets it.
-func open(ctx context.Context, cfg sources.DropConfig) (sources.DropFolder, error) {
-	opts := *cfg.Folder.WithDefaults().SFTP
+// Open opens the SFTP folder opts locates, read as cfg says. Nothing is
+// read or connected yet: each step of the protocol connects on its own,
+// reading the credentials and known_hosts then (a rotated secret is picked
+// up), so that a wrong host, credential or host key fails the run that
+// meets it.
+func Open(opts SFTPOptions, cfg sources.DropConfig) sources.DropFolder {
+	if opts.Port == 0 {
+		opts.Port = DefaultPort
+	}
 	warn := cfg.Warn
 	if warn == nil {
 		warn = func(string) {}
 	}
 	session := func(ctx context.Context) (remotedrop.Store, error) { return dial(ctx, opts, warn) }
-	return remotedrop.New(session, cfg), nil
+	return remotedrop.New(session, cfg)
 }
 
 // dial opens a session with the server of opts, in the folder opts.Dir.
 // warn is told when the host key is not checked.
-func dial(ctx context.Context, opts sources.SFTPOptions, warn func(string)) (remotedrop.Store, error) {
+func dial(ctx context.Context, opts SFTPOptions, warn func(string)) (remotedrop.Store, error) {
 	where := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
 	config, err := clientConfig(opts, warn)
 	if err != nil {
@@ -83,7 +84,7 @@ func dial(ctx context.Context, opts sources.SFTPOptions, warn func(string)) (rem
 
 // clientConfig is the SSH configuration of opts: its user, credential and
 // host key check.
-func clientConfig(opts sources.SFTPOptions, warn func(string)) (*ssh.ClientConfig, error) {
+func clientConfig(opts SFTPOptions, warn func(string)) (*ssh.ClientConfig, error) {
 	var auth []ssh.AuthMethod
 	if opts.PrivateKeyFile != "" {
 		pem, err := os.ReadFile(opts.PrivateKeyFile)

@@ -10,8 +10,9 @@ import (
 
 	"hrsync/internal/testservers"
 	"hrsync/sources"
+	"hrsync/sources/dropkind"
 	"hrsync/sources/droptest"
-	_ "hrsync/sources/sftpdrop" // the backend under test
+	"hrsync/sources/sftpdrop"
 )
 
 // TestSFTPProtocol runs the protocol suite against OpenSSH's sshd serving
@@ -22,9 +23,7 @@ func TestSFTPProtocol(t *testing.T) {
 	droptest.Run(t, droptest.Harness{
 		Open: func(t *testing.T, opts sources.DropFolderOptions, csv sources.CSVOptions) sources.DropFolder {
 			dir = t.TempDir()
-			opts.Type = sources.DropSFTP
-			opts.SFTP = options(srv, dir)
-			folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: csv})
+			folder, err := droptest.OpenKind(&sftpdrop.Options{Common: dropkind.Common{DropFolderOptions: opts, CSVOptions: csv}, SFTP: options(srv, dir)}, nil)
 			if err != nil {
 				t.Fatalf("open: %v", err)
 			}
@@ -44,8 +43,11 @@ func TestSFTPProtocol(t *testing.T) {
 func TestSFTPReportMode(t *testing.T) {
 	srv := testservers.StartSSHD(t)
 	dir := t.TempDir()
-	opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir), StableFor: time.Millisecond, ReportMode: 0o640}
-	folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
+	opts := &sftpdrop.Options{
+		Common: dropkind.Common{DropFolderOptions: sources.DropFolderOptions{StableFor: time.Millisecond, ReportMode: 0o640}, CSVOptions: droptest.CSV()},
+		SFTP:   options(srv, dir),
+	}
+	folder, err := droptest.OpenKind(opts, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -70,8 +72,8 @@ func TestSFTPReportMode(t *testing.T) {
 	}
 }
 
-func options(srv *testservers.SSHD, dir string) *sources.SFTPOptions {
-	return &sources.SFTPOptions{
+func options(srv *testservers.SSHD, dir string) *sftpdrop.SFTPOptions {
+	return &sftpdrop.SFTPOptions{
 		Host: srv.Host, Port: srv.Port, User: srv.User, Dir: dir,
 		PrivateKeyFile: srv.PrivateKeyFile, KnownHostsFile: srv.KnownHostsFile,
 	}
@@ -82,9 +84,9 @@ func options(srv *testservers.SSHD, dir string) *sources.SFTPOptions {
 func TestSFTPHostKey(t *testing.T) {
 	srv := testservers.StartSSHD(t)
 	dir := t.TempDir()
-	opts := sources.DropFolderOptions{Type: sources.DropSFTP, SFTP: options(srv, dir)}
+	opts := &sftpdrop.Options{Common: dropkind.Common{CSVOptions: droptest.CSV()}, SFTP: options(srv, dir)}
 	opts.SFTP.KnownHostsFile = srv.OtherKnownHostsFile
-	folder, err := sources.OpenDropFolder(context.Background(), sources.DropConfig{Folder: opts, CSV: droptest.CSV()})
+	folder, err := droptest.OpenKind(opts, nil)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -96,9 +98,7 @@ func TestSFTPHostKey(t *testing.T) {
 	opts.SFTP.KnownHostsFile = ""
 	opts.SFTP.InsecureIgnoreHostKey = true
 	var warned []string
-	folder, err = sources.OpenDropFolder(context.Background(), sources.DropConfig{
-		Folder: opts, CSV: droptest.CSV(), Warn: func(msg string) { warned = append(warned, msg) },
-	})
+	folder, err = droptest.OpenKind(opts, func(msg string) { warned = append(warned, msg) })
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

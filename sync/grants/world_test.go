@@ -33,6 +33,9 @@ import (
 	"hrsync/store"
 	"hrsync/sync/grants"
 	"hrsync/sync/people"
+
+	_ "hrsync/sources/dropfolder" // the world's tenant reads a local drop folder
+	"hrsync/sources/registry"
 )
 
 // clock is a settable clock shared by the store and the jobs.
@@ -261,7 +264,7 @@ func loadGrants(t *testing.T, yamlGrants string) config.Grants {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(path, func(string) (string, bool) { return "", false })
+	cfg, err := config.Load(path, func(string) (string, bool) { return "", false }, registry.Kinds{})
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
