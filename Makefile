@@ -60,11 +60,11 @@ bench: export HRSYNC_BENCH_ORDERS ?= 100000
 bench: export HRSYNC_BENCH_POLL_ORDERS ?= 10000
 bench: build ## run the go test benchmarks, then the people-sync harness on 1,000,000 rows (docs/benchmarks.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	$(GO) build -o bin/peoplebench ./internal/bench/peoplebench
+	$(GO) build -o bin/peoplebench ./cmd/peoplebench
 	bin/peoplebench -rows 1000000 -hrsync $(BIN)
 
 bench-quick: build ## the people-sync harness alone, on 100,000 rows, one run per store
-	$(GO) build -o bin/peoplebench ./internal/bench/peoplebench
+	$(GO) build -o bin/peoplebench ./cmd/peoplebench
 	bin/peoplebench -rows 100000 -repeat 1 -hrsync $(BIN)
 
 soak-grants: ## the grants crash year on every day of 2025 for 1,000 people, both stores (a few minutes)

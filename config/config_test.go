@@ -745,7 +745,7 @@ func TestRanges(t *testing.T) {
 	t.Run("limits have their defaults, and can be set", func(t *testing.T) {
 		cfg := mustLoad(t, minimal, nil)
 		c := csvOf(t, cfg.Tenants[0])
-		if c.MaxRecordLines != 20 || c.MaxRecordBytes != 65536 || c.Mapping.MaxValueLength != 1000 || c.Mapping.MaxBalance != 100000 || c.Mapping.Identifiers.AllowNonLatin {
+		if c.MaxRecordLines != 20 || c.MaxRecordBytes != 64<<20 || c.Mapping.MaxValueLength != 1000 || c.Mapping.MaxBalance != 100000 || c.Mapping.Identifiers.AllowNonLatin {
 			t.Errorf("defaults: %+v", c.CSVOptions)
 		}
 		cfg = mustLoad(t, minimal+"        maxRecordLines: 5\n        maxBalance: 250\n        identifiers: {allowNonLatin: true}\n", nil)

@@ -29,19 +29,6 @@ type Person struct {
 	AddBalance *float64
 	// Line is the 1-based line (CSV) or row (SQL) the record came from.
 	Line int
-	// Hash holds hashes of the person's keys and fields, computed once by
-	// the reader that produced the record (in parallel with other rows);
-	// zero in a Person built by other means.
-	Hash Hashes `json:"-"`
-}
-
-// Hashes are 64-bit hashes of a person record (xxhash64, see the sources
-// package): of the externalId, of the e-mail, and the fingerprint of every
-// field. A zero value means "not computed".
-type Hashes struct {
-	ID     uint64
-	Email  uint64
-	Fields uint64
 }
 
 // Rejection says why one row of an export was not accepted.

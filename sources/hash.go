@@ -8,6 +8,33 @@ import (
 	"hrsync/model"
 )
 
+// Hashes are 64-bit hashes of a checked person record (xxhash64): of its
+// externalId and e-mail (KeyHash) and the fingerprint of every field
+// (Fingerprint). Run computes them on its workers, in parallel with the
+// other rows, and hands them to Handler.AcceptHashed and the Keys. A zero
+// value means "not computed".
+type Hashes struct {
+	ID     uint64
+	Email  uint64
+	Fields uint64
+}
+
+// hashesOf returns the hashes of a person Check returned: of the keys it
+// holds, and of its fields when the row is good (whole).
+func hashesOf(p *model.Person, whole bool) Hashes {
+	var h Hashes
+	if p.ExternalID != "" {
+		h.ID = KeyHash(p.ExternalID)
+	}
+	if p.Email != "" {
+		h.Email = KeyHash(p.Email)
+	}
+	if whole {
+		h.Fields = Fingerprint(*p)
+	}
+	return h
+}
+
 // KeyHash is the 64-bit hash (xxhash64) of a normalized externalId or
 // e-mail, the form in which hrsync compares keys in bulk.
 func KeyHash(s string) uint64 { return xxhash.Sum64String(s) }

@@ -297,15 +297,17 @@ type CSVOptions struct {
 	MaxRecordLines int `yaml:"maxRecordLines"`
 	// MaxRecordBytes is the most bytes one record may have (after
 	// decoding to UTF-8); a longer one is a file error, as for
-	// MaxRecordLines. It bounds the memory a read takes. 0 means
-	// DefaultMaxRecordBytes.
+	// MaxRecordLines. It bounds the memory a read takes: a record under
+	// it whose value runs over Mapping.MaxValueLength only rejects its
+	// row, and the read keeps no more of that value than the rejection
+	// needs. 0 means DefaultMaxRecordBytes.
 	MaxRecordBytes int `yaml:"maxRecordBytes"`
 }
 
 // Defaults of the record limits of CSVOptions.
 const (
 	DefaultMaxRecordLines = 20
-	DefaultMaxRecordBytes = 64 << 10
+	DefaultMaxRecordBytes = 64 << 20
 )
 
 // positiveOr returns v when it is set (above zero), else its default d.

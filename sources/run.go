@@ -34,6 +34,7 @@ type Batch struct {
 	Scratch any
 
 	people []model.Person
+	hashes []Hashes
 	rejs   [][]model.Rejection
 	locs   []Loc
 	err    error
@@ -48,16 +49,16 @@ const BatchLen = 512
 // Keys remembers the keys of the rows read so far (normalized externalIds
 // and e-mails), to find duplicates.
 type Keys interface {
-	// Locate looks the keys of p up in whatever read-only index the Keys
-	// has, and says where they are. Run calls it from the workers, on each
-	// checked row, so that First has less to do in the ordered stage; a
-	// Keys without an index returns the zero Loc.
-	Locate(p *model.Person) Loc
+	// Locate looks the keys of p (hashed in h) up in whatever read-only
+	// index the Keys has, and says where they are. Run calls it from the
+	// workers, on each checked row, so that First has less to do in the
+	// ordered stage; a Keys without an index returns the zero Loc.
+	Locate(p *model.Person, h Hashes) Loc
 	// First records that the row on line holds the keys of p (those that
-	// passed their checks: a non-empty ExternalID and Email, hashed in
-	// p.Hash), as Locate located them, and returns for each the line of
-	// the first row that held it, or 0 when this row is the first.
-	First(p *model.Person, loc Loc, line int) (idFirst, emailFirst int)
+	// passed their checks: a non-empty ExternalID and Email, hashed in h),
+	// as Locate located them, and returns for each the line of the first
+	// row that held it, or 0 when this row is the first.
+	First(p *model.Person, h Hashes, loc Loc, line int) (idFirst, emailFirst int)
 }
 
 // Loc is where Keys.Locate found a row's keys. Run hands it back to First
@@ -75,15 +76,15 @@ type mapKeys struct{ ids, emails map[uint64]int32 }
 func NewKeys() Keys { return &mapKeys{ids: map[uint64]int32{}, emails: map[uint64]int32{}} }
 
 // Locate finds nothing: mapKeys has no index.
-func (k *mapKeys) Locate(*model.Person) Loc { return Loc{} }
+func (k *mapKeys) Locate(*model.Person, Hashes) Loc { return Loc{} }
 
 // First implements Keys.
-func (k *mapKeys) First(p *model.Person, _ Loc, line int) (idFirst, emailFirst int) {
+func (k *mapKeys) First(p *model.Person, h Hashes, _ Loc, line int) (idFirst, emailFirst int) {
 	if p.ExternalID != "" {
-		idFirst = FirstIn(k.ids, p.Hash.ID, line)
+		idFirst = FirstIn(k.ids, h.ID, line)
 	}
 	if p.Email != "" {
-		emailFirst = FirstIn(k.emails, p.Hash.Email, line)
+		emailFirst = FirstIn(k.emails, h.Email, line)
 	}
 	return idFirst, emailFirst
 }
@@ -222,14 +223,16 @@ func pipeline(ctx context.Context, v *Validator, keys Keys, rd Reader, consume f
 func (b *Batch) check(v *Validator, keys Keys) {
 	n := len(b.Rows)
 	b.people = slices.Grow(b.people[:0], n)[:n]
+	b.hashes = slices.Grow(b.hashes[:0], n)[:n]
 	b.rejs = slices.Grow(b.rejs[:0], n)[:n]
 	b.locs = slices.Grow(b.locs[:0], n)[:n]
 	for i := range b.Rows {
-		b.people[i], b.rejs[i], b.locs[i] = model.Person{}, nil, Loc{}
+		b.people[i], b.hashes[i], b.rejs[i], b.locs[i] = model.Person{}, Hashes{}, nil, Loc{}
 		if b.Rows[i].Blank {
 			continue
 		}
 		b.people[i], b.rejs[i] = v.Check(&b.Rows[i])
+		b.hashes[i] = hashesOf(&b.people[i], len(b.rejs[i]) == 0)
 	}
 	// The keys are located in a loop of their own: lookups in a large
 	// index miss the processor's caches, and misses of a short loop's
@@ -237,7 +240,7 @@ func (b *Batch) check(v *Validator, keys Keys) {
 	// apart.
 	for i := range b.people {
 		if p := &b.people[i]; p.ExternalID != "" || p.Email != "" {
-			b.locs[i] = keys.Locate(p)
+			b.locs[i] = keys.Locate(p, b.hashes[i])
 		}
 	}
 }
@@ -253,7 +256,7 @@ func (m *merger) batch(b *Batch) error {
 		m.st.Rows++
 		p, rej := &b.people[i], b.rejs[i]
 		if p.ExternalID != "" || p.Email != "" {
-			idFirst, emailFirst := m.keys.First(p, b.locs[i], r.Line)
+			idFirst, emailFirst := m.keys.First(p, b.hashes[i], b.locs[i], r.Line)
 			if idFirst != 0 {
 				rej = m.later(rej, ExternalID, idFirst, r.Line)
 			}
@@ -264,7 +267,7 @@ func (m *merger) batch(b *Batch) error {
 		if len(rej) == 0 {
 			m.st.Accepted++
 			m.markAccepted(r.Line)
-			if err := m.h.Accept(*p); err != nil {
+			if err := m.accept(p, b.hashes[i]); err != nil {
 				return fmt.Errorf("accept: %w", err)
 			}
 			continue
@@ -278,6 +281,15 @@ func (m *merger) batch(b *Batch) error {
 		b.rejs[i] = nil
 	}
 	return nil
+}
+
+// accept hands an accepted row on: with its hashes when the handler takes
+// them.
+func (m *merger) accept(p *model.Person, h Hashes) error {
+	if m.h.AcceptHashed != nil {
+		return m.h.AcceptHashed(*p, h)
+	}
+	return m.h.Accept(*p)
 }
 
 // later rejects a row that repeats the key first held by the row on line

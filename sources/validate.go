@@ -75,6 +75,12 @@ const CorrectionsColumn = "hrsync line"
 type Handler struct {
 	// Accept gets each row that passed every check.
 	Accept func(model.Person) error
+	// AcceptHashed, when set, gets in place of Accept each row that passed
+	// every check in Run, with the hashes Run computed of it on its
+	// workers: a caller that compares rows by their hashes need not
+	// compute them again. A caller that sets it sets Accept too, for the
+	// sources that hand their rows over without Run.
+	AcceptHashed func(model.Person, Hashes) error
 	// Reject gets each problem of a rejected row.
 	Reject func(model.Rejection) error
 	// Retract takes back the accepted row of the line; nil when the caller
@@ -171,10 +177,9 @@ func NormalizeEmail(s string) string { return nfc(strings.ToLower(strings.TrimSp
 
 // Check validates one row on its own: every check but the duplicate keys,
 // which need the rows before it (see Run). It returns the row's
-// rejections, none when the row is good, and the person: whole, with its
-// Hash, for a good row; for a rejected one only its valid keys
-// (ExternalID, Email and their hashes), so that later rows repeating them
-// are still found.
+// rejections, none when the row is good, and the person: whole for a good
+// row; for a rejected one only its valid keys (ExternalID, Email), so that
+// later rows repeating them are still found.
 func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 	var rej []model.Rejection
 	add := func(f Field, reason string) {
@@ -227,17 +232,9 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 		}
 	}
 	v.checkDates(&p, add)
-	if p.ExternalID != "" {
-		p.Hash.ID = KeyHash(p.ExternalID)
-	}
-	if p.Email != "" {
-		p.Hash.Email = KeyHash(p.Email)
-	}
 	if len(rej) > 0 {
-		return model.Person{Line: r.Line, ExternalID: p.ExternalID, Email: p.Email,
-			Hash: model.Hashes{ID: p.Hash.ID, Email: p.Hash.Email}}, rej
+		return model.Person{Line: r.Line, ExternalID: p.ExternalID, Email: p.Email}, rej
 	}
-	p.Hash.Fields = Fingerprint(p)
 	return p, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"hrsync/sources/registry"
 	"hrsync/store"
 	"hrsync/sync/people"
+	"hrsync/sync/sender"
 )
 
 // app is what a command needs: the configuration and a logger; the store and
@@ -274,7 +275,7 @@ func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator
 		OverrideCommand: func(archivedAs string) string {
 			return safeguardNextStep(a.configPath, t.Name, archivedAs)
 		},
-	}, st, creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
+	}, st, sender.NewJournal(st), creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
 }
 
 // feed lists the tenant's ready exports, as its kind of source finds them.

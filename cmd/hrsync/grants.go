@@ -33,7 +33,7 @@ func (a *app) grantsJob(t config.Tenant, st *store.Store, api sender.Creator) (*
 		BatchSize:           t.People.BatchSize,
 		Concurrency:         t.People.Concurrency,
 		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
-	}, st, api, a.lastExport(t, st), a.log.With(zap.String("tenant", t.Name), zap.String("job", "grants")))
+	}, st, sender.NewJournal(st), api, a.lastExport(t, st), a.log.With(zap.String("tenant", t.Name), zap.String("job", "grants")))
 }
 
 // grantsFunc is one grants cycle of a tenant as a runner.Func: its report

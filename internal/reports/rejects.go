@@ -6,11 +6,12 @@ package reports
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"hrsync/sources"
 )
@@ -46,38 +47,66 @@ type RejectedRow struct {
 }
 
 // RejectsCSV renders the rejected rows as a CSV that Excel opens (UTF-8
-// with a byte order mark, CRLF line ends), with the export's delimiter (0
-// is a comma): the line, column and reason columns, then the export's
+// with a byte order mark, CRLF record ends), with the export's delimiter
+// (0 is a comma): the line, column and reason columns, then the export's
 // header and each row's values, one row per rejected line. Each cell is
-// neutralized (Neutralize). A row with more values than the header keeps
+// neutralized (Neutralize) and otherwise kept byte for byte: a line break
+// inside a value (LF, CRLF or a lone CR) stays as the export had it, in a
+// quoted field (encoding/csv's writer with UseCRLF would drop a lone CR
+// and turn LF into CRLF). A row with more values than the header keeps
 // them; one with fewer is padded.
 func RejectsCSV(header []string, rows []RejectedRow, delim rune) ([]byte, error) {
+	if delim == 0 {
+		delim = ','
+	}
+	if delim == '"' || delim == '\r' || delim == '\n' || !utf8.ValidRune(delim) {
+		return nil, fmt.Errorf("write rejects: invalid delimiter %q", delim)
+	}
 	var buf bytes.Buffer
 	buf.WriteString(bom)
-	w := csv.NewWriter(&buf)
-	w.UseCRLF = true
-	if delim != 0 {
-		w.Comma = delim
-	}
 	head := append([]string{LineColumn, ColumnColumn, ReasonColumn}, header...)
-	if err := w.Write(neutralizeAll(head)); err != nil {
-		return nil, fmt.Errorf("write rejects header: %w", err)
-	}
+	writeRecord(&buf, neutralizeAll(head), delim)
 	for _, r := range rows {
 		values := r.Values
 		if len(values) < len(header) {
 			values = append(append([]string(nil), values...), make([]string, len(header)-len(values))...)
 		}
 		rec := append([]string{strconv.Itoa(r.Line), strings.Join(r.Columns, "; "), strings.Join(r.Reasons, "; ")}, values...)
-		if err := w.Write(neutralizeAll(rec)); err != nil {
-			return nil, fmt.Errorf("write rejected line %d: %w", r.Line, err)
-		}
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return nil, fmt.Errorf("write rejects: %w", err)
+		writeRecord(&buf, neutralizeAll(rec), delim)
 	}
 	return buf.Bytes(), nil
+}
+
+// writeRecord writes one record ended by CRLF: a field that holds the
+// delimiter, a quote, a line break or starts with a space is quoted (its
+// quotes doubled), any other is written as it is; no byte of a field is
+// changed.
+func writeRecord(buf *bytes.Buffer, rec []string, delim rune) {
+	for i, field := range rec {
+		if i > 0 {
+			buf.WriteRune(delim)
+		}
+		if !needsQuotes(field, delim) {
+			buf.WriteString(field)
+			continue
+		}
+		buf.WriteByte('"')
+		buf.WriteString(strings.ReplaceAll(field, `"`, `""`))
+		buf.WriteByte('"')
+	}
+	buf.WriteString("\r\n")
+}
+
+// needsQuotes tells whether a field must be quoted to be read back as it
+// is: as encoding/csv's writer decides, for the same reasons.
+func needsQuotes(field string, delim rune) bool {
+	if field == "" {
+		return false
+	}
+	if r, _ := utf8.DecodeRuneInString(field); field == `\.` || unicode.IsSpace(r) {
+		return true
+	}
+	return strings.ContainsRune(field, delim) || strings.ContainsAny(field, "\"\r\n")
 }
 
 // plainNumber matches a value that a spreadsheet can only read as a number

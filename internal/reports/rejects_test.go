@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -90,4 +91,83 @@ func TestRejectsCSVKeepsTheDelimiter(t *testing.T) {
 	if string(body) != want {
 		t.Errorf("got %q, want %q", body, want)
 	}
+}
+
+// TestRejectsCSVKeepsValuesByteForByte: a value with a lone CR, an LF or a
+// CRLF comes back from the rejects CSV as it went in, whatever the
+// delimiter; records end with CRLF; only Neutralize changes a value.
+func TestRejectsCSVKeepsValuesByteForByte(t *testing.T) {
+	values := []string{"Mid\rdle", "two\nlines", "dos\r\nlines", "\r\n\n\r", `say "hi"` + "\r", " lead", "a;b,c\tz", "=1+1\r\n"}
+	for _, delim := range []rune{',', ';', '\t'} {
+		t.Run(string(delim), func(t *testing.T) {
+			rows := []RejectedRow{{Line: 2, Columns: []string{"firstName"}, Reasons: []string{"bad"}, Values: values}}
+			header := make([]string, len(values))
+			for i := range header {
+				header[i] = fmt.Sprintf("c%d", i)
+			}
+			body, err := RejectsCSV(header, rows, delim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasSuffix(body, []byte("\"\r\n")) {
+				t.Errorf("the record does not end with CRLF: %q", body[len(body)-8:])
+			}
+			got := readBack(t, body, delim)
+			want := []string{"2", "firstName", "bad"}
+			for _, v := range values {
+				want = append(want, Neutralize(v)) // "\r\n\n\r" and "=1+1\r\n" get their quote
+			}
+			if len(got) != 2 || !reflect.DeepEqual(got[1], want) {
+				t.Errorf("read back\n%q\nwant\n%q", got, want)
+			}
+		})
+	}
+}
+
+// readBack parses a rejects CSV keeping every byte of its quoted fields
+// (encoding/csv's reader would turn CRLF into LF): the file as any
+// RFC 4180 reader, Excel included, reads it.
+func readBack(t *testing.T, body []byte, delim rune) [][]string {
+	t.Helper()
+	s := strings.TrimPrefix(string(body), bom)
+	var recs [][]string
+	var rec []string
+	for len(s) > 0 {
+		var field string
+		if s[0] == '"' {
+			var b strings.Builder
+			i := 1
+			for {
+				j := strings.IndexByte(s[i:], '"')
+				if j < 0 {
+					t.Fatalf("unclosed quote in %q", s)
+				}
+				b.WriteString(s[i : i+j])
+				i += j + 1
+				if i < len(s) && s[i] == '"' {
+					b.WriteByte('"')
+					i++
+					continue
+				}
+				break
+			}
+			field, s = b.String(), s[i:]
+		} else {
+			j := strings.IndexFunc(s, func(r rune) bool { return r == delim || r == '\r' || r == '\n' })
+			if j < 0 {
+				j = len(s)
+			}
+			field, s = s[:j], s[j:]
+		}
+		rec = append(rec, field)
+		switch {
+		case strings.HasPrefix(s, string(delim)):
+			s = s[len(string(delim)):]
+		case strings.HasPrefix(s, "\r\n"):
+			recs, rec, s = append(recs, rec), nil, s[2:]
+		default:
+			t.Fatalf("after field %q: %q", field, s[:min(len(s), 10)])
+		}
+	}
+	return recs
 }

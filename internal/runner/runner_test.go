@@ -358,3 +358,6 @@ func TestNotifierFollowsTheOutcome(t *testing.T) {
 		t.Errorf("the job's cause did not reach the notifier: %q", causes)
 	}
 }
+
+// The real store records runs (checked at compile time).
+var _ Recorder = (*store.Store)(nil)

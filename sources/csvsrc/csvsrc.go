@@ -195,6 +195,11 @@ type records struct {
 	watch *utf8Watch
 	// corrections says the header has sources.CorrectionsColumn.
 	corrections bool
+	// keep is the most bytes of a mapped value a batch keeps: enough for
+	// the validator to find it over maxValueLength (a character is at most
+	// 4 bytes), so that a 10 MB value rejects its row without the batch
+	// holding it.
+	keep int
 }
 
 // scratch is what a batch keeps for records between uses.
@@ -228,7 +233,7 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 			head[i] = validUTF8String(head[i])
 		}
 	}
-	rc := &records{cr: cr, ncols: len(head), watch: watch}
+	rc := &records{cr: cr, ncols: len(head), watch: watch, keep: 4*m.ValueMax() + 4}
 	byHeader := map[string][]int{}
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
@@ -331,19 +336,40 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 		if sc.values[i] == nil {
 			sc.values[i] = make([]string, len(rc.cols))
 		}
-		vals := sc.values[i]
-		for k, col := range rc.cols {
-			vals[k] = ""
-			if fields != nil {
-				vals[k] = fields[col]
-			}
-		}
+		rc.keepValues(sc.values[i], fields)
 	}
 	if len(b.Rows) == 0 {
 		return io.EOF
 	}
 	sc.fix = rc.watch != nil && rc.watch.bad
 	return nil
+}
+
+// copyAbove is the size of a record past which the values a batch keeps
+// are copied out of it, so that the batch does not hold its text.
+const copyAbove = 64 << 10
+
+// keepValues sets vals to the values of the mapped columns of fields (all
+// "" when fields is nil). A value over rc.keep bytes is cut to rc.keep
+// bytes, still over maxValueLength characters, so that it rejects its row
+// by its column without the batch holding it; the values of a record over
+// copyAbove bytes are copied out of its text.
+func (rc *records) keepValues(vals, fields []string) {
+	size := 0
+	for _, f := range fields {
+		size += len(f)
+	}
+	for k, col := range rc.cols {
+		vals[k] = ""
+		if fields == nil {
+			continue
+		}
+		v := fields[col]
+		if size > copyAbove {
+			v = strings.Clone(v[:min(len(v), rc.keep)])
+		}
+		vals[k] = v
+	}
 }
 
 // batchValues hands a batch's values to gocsv: it implements gocsv.Decoder.

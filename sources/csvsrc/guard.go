@@ -49,6 +49,10 @@ type guard struct {
 	quoteLine int // the line the open quoted field started on
 	recBytes  int // bytes of the current record so far
 	err       error
+
+	// tap, when set, keeps the text of some records as the file has it
+	// (Rows).
+	tap *recordTap
 }
 
 // newGuard guards text, whose delimiter is delim.
@@ -71,6 +75,9 @@ func (g *guard) Read(p []byte) (int, error) {
 		g.err = g.fail(sources.RecordUnclosed)
 		return 0, g.err
 	}
+	if errors.Is(err, io.EOF) && g.tap != nil {
+		g.tap.end(g.recLine, 0) // the last record, without a line end
+	}
 	return n, err //nolint:wrapcheck // a reader's error, passed through as io.Reader requires
 }
 
@@ -80,6 +87,13 @@ func (g *guard) scan(b []byte) error {
 	for i := 0; i < len(b); {
 		if n, ok := g.fastLine(b[i:]); ok {
 			i += n
+			continue
+		}
+		if n, ok := g.fastUnquoted(b[i:]); ok {
+			i += n
+			if err := g.check(); err != nil {
+				return err
+			}
 			continue
 		}
 		if n, ok := g.fastQuoted(b[i:]); ok {
@@ -115,6 +129,7 @@ func (g *guard) fastLine(b []byte) (int, bool) {
 	if q := bytes.IndexByte(seg, '"'); q >= 0 && (g.st != fieldStart || g.recBytes != 0 || !g.wellQuoted(seg, q)) {
 		return 0, false
 	}
+	g.keep(b[:j+1])
 	g.line++
 	g.endRecord()
 	return j + 1, true
@@ -161,6 +176,27 @@ func (g *guard) wellQuoted(line []byte, q int) bool {
 	return true
 }
 
+// fastUnquoted takes the text of an unquoted field up to its next
+// delimiter, line feed or carriage return at once, in a file whose line
+// ends are not lone carriage returns: inside an unquoted field, nothing
+// else changes the state (a long value whose line runs past the bytes
+// read, which fastLine cannot take).
+func (g *guard) fastUnquoted(b []byte) (int, bool) {
+	if (g.st != unquoted && g.st != badQuote) || g.crOnly || !g.decided {
+		return 0, false
+	}
+	j := 0
+	for j < len(b) && b[j] != g.delim && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == 0 {
+		return 0, false
+	}
+	g.keep(b[:j])
+	g.recBytes += j
+	return j, true
+}
+
 // fastQuoted takes the text of a quoted field up to its next quote at
 // once, in a file whose line ends are not lone carriage returns: no byte
 // of it needs rewriting.
@@ -175,6 +211,7 @@ func (g *guard) fastQuoted(b []byte) (int, bool) {
 	if j < 0 {
 		j = len(b)
 	}
+	g.keep(b[:j])
 	g.line += bytes.Count(b[:j], []byte{'\n'})
 	g.recBytes += j
 	return j, true
@@ -183,6 +220,7 @@ func (g *guard) fastQuoted(b []byte) (int, bool) {
 // step follows the byte b[i], one at a time.
 func (g *guard) step(b []byte, i int) error {
 	c := b[i]
+	g.keep(b[i : i+1]) // as the file has it, before a rewrite
 	switch c {
 	case '\r':
 		if g.loneCR(b, i) && (g.crOnly || g.st != quoted) {
@@ -255,7 +293,17 @@ func (g *guard) loneCR(b []byte, i int) bool {
 
 // endRecord starts a new record on the current line.
 func (g *guard) endRecord() {
+	if g.tap != nil {
+		g.tap.end(g.recLine, g.line)
+	}
 	g.st, g.recLine, g.recBytes = fieldStart, g.line, 0
+}
+
+// keep hands text of the current record to the tap, if any.
+func (g *guard) keep(text []byte) {
+	if g.tap != nil && g.tap.on {
+		g.tap.cur = append(g.tap.cur, text...)
+	}
 }
 
 // check fails when the current record runs over a limit.

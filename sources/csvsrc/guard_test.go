@@ -98,14 +98,22 @@ func TestStrayQuoteIsAFileError(t *testing.T) {
 	})
 }
 
+// smallRecords is four() with a record limit of 64 KiB (the limit before
+// a value over maxValueLength rejected only its row).
+func smallRecords() sources.CSVOptions {
+	o := four()
+	o.MaxRecordBytes = 64 << 10
+	return o
+}
+
 func TestRecordTooLong(t *testing.T) {
-	long := strings.Repeat("x", sources.DefaultMaxRecordBytes)
+	long := strings.Repeat("x", smallRecords().MaxRecordBytes)
 	for name, row := range map[string]string{
 		"unquoted": "2,p2@example.com," + long + ",B\n",
 		"quoted":   "2,p2@example.com,\"" + long + "\",B\n",
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := readString(head4+"\n1,p1@example.com,A,B\n"+row+"3,p3@example.com,C,D\n", four())
+			_, err := readString(head4+"\n1,p1@example.com,A,B\n"+row+"3,p3@example.com,C,D\n", smallRecords())
 			var re *sources.RecordError
 			if !errors.As(err, &re) || re.Problem != sources.RecordTooLong || re.Line != 3 {
 				t.Fatalf("err = %v, want a record over its bytes on line 3", err)
@@ -116,7 +124,7 @@ func TestRecordTooLong(t *testing.T) {
 		})
 	}
 	t.Run("header", func(t *testing.T) {
-		_, err := readString(head4+","+long+"\n1,p1@example.com,A,B\n", four())
+		_, err := readString(head4+","+long+"\n1,p1@example.com,A,B\n", smallRecords())
 		var re *sources.RecordError
 		if !errors.As(err, &re) || re.Line != 1 {
 			t.Fatalf("err = %v, want a record over its bytes on line 1", err)
@@ -163,15 +171,16 @@ func TestChunkedReadsGiveTheSameResult(t *testing.T) {
 		whole, werr := readString(data, four())
 		var got sourcestest.Result
 		st, err := read(context.Background(), "s.csv", trickle{bytes.NewReader([]byte(data))}, four(), testNow(), got.Handler())
-		if fmt.Sprint(werr) != fmt.Sprint(err) || st != whole.stats || dump(sourcestest.WithoutHashes(got.People)) != dump(whole.people) {
+		if fmt.Sprint(werr) != fmt.Sprint(err) || st != whole.stats || dump(got.People) != dump(whole.people) {
 			t.Errorf("%q: whole %+v %v, a byte at a time %+v %v", data, whole.stats, werr, st, err)
 		}
 	}
 }
 
-// TestTenMegabyteFieldMemory reads an export with a 10 MB field and checks
-// that the read allocates a small part of it: the record is refused when
-// it runs over maxRecordBytes, before encoding/csv holds all of it.
+// TestTenMegabyteFieldMemory reads an export with a 10 MB field and a
+// record limit of 64 KiB, and checks that the read allocates a small part
+// of it: the record is refused when it runs over maxRecordBytes, before
+// encoding/csv holds all of it.
 func TestTenMegabyteFieldMemory(t *testing.T) {
 	const size = 10 << 20
 	for name, field := range map[string]string{
@@ -184,7 +193,7 @@ func TestTenMegabyteFieldMemory(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			var got sourcestest.Result
-			_, err := read(context.Background(), "big.csv", bytes.NewReader(data), four(), testNow(), got.Handler())
+			_, err := read(context.Background(), "big.csv", bytes.NewReader(data), smallRecords(), testNow(), got.Handler())
 			runtime.ReadMemStats(&after)
 			var re *sources.RecordError
 			if !errors.As(err, &re) || re.Line != 3 {
@@ -196,5 +205,77 @@ func TestTenMegabyteFieldMemory(t *testing.T) {
 				t.Errorf("reading a 10 MB field allocated %d bytes, want under 3 MiB", alloc)
 			}
 		})
+	}
+}
+
+// TestTenMegabyteValueRejectsItsRow: with the default limits, a 10 MB value
+// (quoted or not, in a mapped column or not) rejects its row only, by its
+// line and column, over maxValueLength; the rows around it are read, and
+// the read holds about the record a few times over (encoding/csv's
+// buffers grow by doubling), not once per batch or worker.
+func TestTenMegabyteValueRejectsItsRow(t *testing.T) {
+	const size = 10 << 20
+	long := strings.Repeat("y", size)
+	for name, c := range map[string]struct {
+		row, column string
+	}{
+		"quoted, mapped":   {"2,p2@example.com,\"" + long + "\",B,x", "First Name"},
+		"unquoted, mapped": {"2,p2@example.com," + long + ",B,x", "First Name"},
+		"unmapped":         {"2,p2@example.com,A,B," + long, ""},
+		"email":            {"2," + long + "@example.com,A,B,x", "Work Email"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			data := []byte(head4 + ",Notes\n1,p1@example.com,A,B,x\n" + c.row + "\n3,p3@example.com,C,D,x\n")
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			var got sourcestest.Result
+			st, err := read(context.Background(), "big.csv", bytes.NewReader(data), four(), testNow(), got.Handler())
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.column == "" {
+				if st.Accepted != 3 || len(got.Rejections) != 0 {
+					t.Fatalf("stats %+v, rejections %s: want all three rows (the long value is in no mapped column)", st, rejDump(got.Rejections))
+				}
+			} else {
+				want := sources.Stats{Rows: 3, Accepted: 2, Rejected: 1}
+				if st != want || len(got.Rejections) != 1 {
+					t.Fatalf("stats %+v, want %+v; rejections %s", st, want, rejDump(got.Rejections))
+				}
+				r := got.Rejections[0]
+				if r.Line != 3 || r.Field != c.column || r.Reason != "value is longer than 1000 characters (maxValueLength)" {
+					t.Errorf("rejection %+v", r)
+				}
+			}
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("reading a file of %d bytes allocated %d bytes", len(data), alloc)
+			if alloc > 8*size {
+				t.Errorf("reading a 10 MB value allocated %d bytes, want under %d", alloc, 8*size)
+			}
+		})
+	}
+}
+
+// TestRecordOverTheDefaultLimit: a record over the default maxRecordBytes
+// (64 MiB) still refuses the file, naming its line, before encoding/csv
+// holds it.
+func TestRecordOverTheDefaultLimit(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString(head4 + "\n1,p1@example.com,A,B\n2,p2@example.com,\"")
+	b.Write(bytes.Repeat([]byte("z"), sources.DefaultMaxRecordBytes))
+	b.WriteString("\",B\n3,p3@example.com,C,D\n")
+	var got sourcestest.Result
+	_, err := read(context.Background(), "huge.csv", bytes.NewReader(b.Bytes()), four(), testNow(), got.Handler())
+	var re *sources.RecordError
+	if !errors.As(err, &re) || re.Problem != sources.RecordTooLong || re.Line != 3 {
+		t.Fatalf("err = %v, want a record over its bytes on line 3", err)
+	}
+	if want := "huge.csv:3: a quoted field opened on line 3 runs over 67108864 bytes (csv.maxRecordBytes)"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q, want it to start %q", err, want)
+	}
+	if len(got.People) != 0 {
+		t.Errorf("%d people handed over from a refused file", len(got.People))
 	}
 }

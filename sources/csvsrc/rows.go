@@ -23,8 +23,10 @@ type Records struct {
 // Rows reads back the raw records of an export that start on the given
 // lines (the lines of its rejections), as Read found them: the same
 // encoding, delimiter and record limits. It returns the file's header and
-// the values of each line found, for the rejects report; a line whose
-// record is malformed CSV is missing. It checks nothing else.
+// the values of each line found, for the rejects report, each as the file
+// has it (decoded to UTF-8): a line break inside a quoted value stays LF,
+// CRLF or CR, where encoding/csv would make it LF. A line whose record is
+// malformed CSV is missing. It checks nothing else.
 func Rows(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, lines map[int]bool) (Records, error) {
 	format, err := Detect(r, opts)
 	if err != nil {
@@ -37,7 +39,9 @@ func Rows(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if err != nil {
 		return Records{}, fmt.Errorf("%s: %w", name, err)
 	}
-	cr := csv.NewReader(newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes()))
+	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
+	g.tap = newTap(lines)
+	cr := csv.NewReader(g)
 	cr.Comma = format.Delimiter
 	cr.FieldsPerRecord = -1
 	fix := func(rec []string) []string {
@@ -70,7 +74,7 @@ func Rows(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 			return Records{}, fmt.Errorf("%s: read rows: %w", name, err)
 		}
 		if line, _ := cr.FieldPos(0); lines[line] {
-			rows[line] = fix(rec)
+			rows[line] = fix(g.tap.take(line, format.Delimiter, rec))
 		}
 	}
 	return Records{Header: header, Values: rows, Delimiter: format.Delimiter}, nil

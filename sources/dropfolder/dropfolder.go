@@ -176,7 +176,7 @@ func (f *Folder) candidate(e fs.DirEntry) (File, bool) {
 	switch mode := info.Mode(); {
 	case mode&fs.ModeSymlink != 0:
 		file.Problem = problem(name, "is a symbolic link: hrsync never follows a link in the drop folder "+
-			"(put the export itself into the folder)", nil)
+			"(put the export itself into the folder)", sources.ErrLinkEntry)
 	case !mode.IsRegular():
 		file.Problem = problem(name, "is "+kindOf(mode)+", not a file hrsync can read", nil)
 	}
@@ -204,9 +204,13 @@ func (f *Folder) Waiting() ([]File, error) {
 //
 // A file that cannot be processed at all comes with its Problem (see
 // ProblemError) instead of a hash, and never stops the other files. Ready
-// fails as a whole only when the folder cannot be listed, the context
-// ends, or the system is short of resources.
+// fails as a whole only when the folder cannot be listed, one of its
+// sub-folders is a link (sources.SubfolderError), the context ends, or
+// the system is short of resources.
 func (f *Folder) Ready(ctx context.Context) ([]File, error) {
+	if err := f.checkSubfolders(); err != nil {
+		return nil, err
+	}
 	before, names, err := f.candidates()
 	if err != nil || len(names) == 0 {
 		return nil, err
@@ -412,6 +416,8 @@ func (f *Folder) current(ctx context.Context, file File) error {
 // outcome is committed. If a file or report of that name is already
 // archived, the new one gets a suffix with the time and the start of its
 // hash ("export.20250601T120000Z-1a2b3c4d.csv"); nothing is overwritten.
+// A processed/ or failed/ that is a symbolic link is refused (an error
+// wrapping sources.ErrSubfolder): nothing is written through it.
 // render is given the place the file is about to take, relative to the
 // folder. It returns the archived file's path.
 //
@@ -431,9 +437,9 @@ func (f *Folder) Archive(ctx context.Context, file File, outcome Outcome, render
 	if err := f.current(ctx, file); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(f.opts.Dir, string(outcome))
-	if err := os.MkdirAll(dir, f.dirMode()); err != nil {
-		return "", fmt.Errorf("create %s folder: %w", outcome, err)
+	dir, err := f.makeSubfolder(string(outcome))
+	if err != nil {
+		return "", fmt.Errorf("archive %s: %w", file.Display(), err)
 	}
 	for attempt := 0; ; attempt++ {
 		dest := filepath.Join(dir, f.archiveName(file, attempt))

@@ -50,7 +50,10 @@ func (e *exports) Ready(ctx context.Context) ([]sources.Export, error) {
 // processed/ named as it was dropped, or with the suffix Archive adds when
 // that name was taken, whose content has the recorded hash.
 func (e *exports) Archived(_ context.Context, name, sum string) (sources.Source, error) {
-	dir := filepath.Join(e.folder.opts.Dir, ProcessedDir)
+	dir, _, err := e.folder.subfolder(ProcessedDir)
+	if err != nil {
+		return nil, fmt.Errorf("last good export %s: %w", name, err)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("last good export %s: %w", name, err)
@@ -110,11 +113,17 @@ func (e *exports) Count(context.Context) (sources.DropCounts, error) {
 		return sources.DropCounts{}, err
 	}
 	n := sources.DropCounts{Waiting: len(waiting)}
-	if n.Processed, err = countArchived(filepath.Join(e.folder.opts.Dir, ProcessedDir)); err != nil {
-		return n, err
-	}
-	if n.Failed, err = countArchived(filepath.Join(e.folder.opts.Dir, FailedDir)); err != nil {
-		return n, err
+	for _, c := range []struct {
+		dir   string
+		count *int
+	}{{ProcessedDir, &n.Processed}, {FailedDir, &n.Failed}} {
+		dir, _, err := e.folder.subfolder(c.dir)
+		if err != nil {
+			return n, err
+		}
+		if *c.count, err = countArchived(dir); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

@@ -46,7 +46,11 @@ func (f *Folder) FailedExport(rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(f.opts.Dir, FailedDir, name)
+	dir, _, err := f.subfolder(FailedDir)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, name)
 	st, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -110,7 +114,11 @@ func (f *Folder) Restore(ctx context.Context, rel string) (File, error) {
 	if err != nil {
 		return File{}, err
 	}
-	src := filepath.Join(f.opts.Dir, FailedDir, name)
+	dir, _, err := f.subfolder(FailedDir)
+	if err != nil {
+		return File{}, err
+	}
+	src := filepath.Join(dir, name)
 	st, err := os.Lstat(src)
 	if err != nil {
 		return File{}, fmt.Errorf("stat %s: %w", quoteRel(rel), err)

@@ -46,6 +46,9 @@ func (f *Folder) Ready(ctx context.Context) ([]sources.Export, error) {
 		return nil, err
 	}
 	defer s.Close() //nolint:errcheck // nothing written in this session
+	if err := checkSubfolders(ctx, s); err != nil {
+		return nil, err
+	}
 	found, listed, err := f.candidates(ctx, s)
 	if err != nil || len(found) == 0 {
 		return nil, err
@@ -66,6 +69,31 @@ func (f *Folder) Ready(ctx context.Context) ([]sources.Export, error) {
 		}
 	}
 	return out, nil
+}
+
+// FolderChecker is a Store whose server has links (SFTP): CheckFolder
+// refuses a sub-folder of the drop folder that is a link, or not a folder
+// (sources.CheckSubfolder). An object store has no links, and no
+// CheckFolder: a key is a name, never resolved elsewhere.
+type FolderChecker interface {
+	CheckFolder(ctx context.Context, dir string) error
+}
+
+// checkSubfolders checks the drop folder's sub-folders (sources.Subfolders)
+// where the store has links: Ready refuses the whole folder while one is a
+// link, before any export is read, so that nothing is applied whose
+// archive would be written through it.
+func checkSubfolders(ctx context.Context, s Store) error {
+	fc, ok := s.(FolderChecker)
+	if !ok {
+		return nil
+	}
+	for _, dir := range sources.Subfolders() {
+		if err := fc.CheckFolder(ctx, dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // candidates lists the files that match the pattern and are not ignored,

@@ -98,3 +98,57 @@ func TestS3Credentials(t *testing.T) {
 		t.Fatalf("Ready with a wrong secret: %v, want a refusal that does not echo the secret", err)
 	}
 }
+
+// TestS3PrefixCannotEscape: S3 has no links, so processed/ and failed/
+// cannot lead elsewhere; the equivalent risk is a key that names a place
+// outside the folder's prefix. A key that climbs out of it
+// ("acme/../outside.csv", which the client or server cleans to
+// outside.csv) is no export of the folder (List keeps only the keys
+// directly under the prefix), and archiving an export writes only under
+// the prefix's processed/.
+func TestS3PrefixCannotEscape(t *testing.T) {
+	srv := testservers.StartVersityGW(t)
+	srv.Bucket(t, "hr-drop")
+	t.Setenv("HRSYNC_TEST_S3_ACCESS", srv.AccessKey)
+	t.Setenv("HRSYNC_TEST_S3_SECRET", srv.SecretKey)
+	client := srv.Client(t)
+	ctx := context.Background()
+	put := func(key string) {
+		t.Helper()
+		body := droptest.Export(1, 1)
+		if _, err := client.PutObject(ctx, "hr-drop", key, bytes.NewReader(body), int64(len(body)), minio.PutObjectOptions{}); err != nil {
+			t.Logf("put %s refused by the server: %v", key, err)
+		}
+	}
+	put("acme/employees.csv")
+	put("acme/../outside.csv") // refused, or kept outside acme/ by the server: never an export of acme/
+	opts := &s3drop.Options{
+		Common: dropkind.Common{DropFolderOptions: sources.DropFolderOptions{StableFor: time.Millisecond}, CSVOptions: droptest.CSV()},
+		S3: &s3drop.S3Options{
+			Endpoint: srv.Endpoint, Bucket: "hr-drop", Prefix: "acme/",
+			AccessKeyEnv: "HRSYNC_TEST_S3_ACCESS", SecretKeyEnv: "HRSYNC_TEST_S3_SECRET",
+		},
+	}
+	folder, err := droptest.OpenKind(opts, nil)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	got, err := folder.Ready(ctx)
+	if err != nil || len(got) != 1 || got[0].Name() != "employees.csv" {
+		t.Fatalf("Ready: %d %v, want employees.csv alone", len(got), err)
+	}
+	if _, err := got[0].Archive(true, droptest.Reports(`{}`)); err != nil {
+		t.Fatalf("Archive: %v", err)
+	}
+	for obj := range client.ListObjects(ctx, "hr-drop", minio.ListObjectsOptions{Recursive: true}) {
+		if obj.Err != nil {
+			t.Fatal(obj.Err)
+		}
+		if !strings.HasPrefix(obj.Key, "acme/") && obj.Key != "outside.csv" && obj.Key != "acme/../outside.csv" {
+			t.Errorf("object %q outside the folder's prefix", obj.Key)
+		}
+		if strings.HasPrefix(obj.Key, "acme/processed/") && !strings.HasPrefix(obj.Key, "acme/processed/employees.csv") {
+			t.Errorf("object %q in processed/ that is not the export or its reports", obj.Key)
+		}
+	}
+}

@@ -127,6 +127,32 @@ type store struct {
 
 func (s *store) path(name string) string { return path.Join(s.dir, name) }
 
+// folder checks, with Lstat over SFTP (a link is not followed), the
+// sub-folder that name ("processed/x.csv") is in, if any: a link or a
+// file in its place is refused (sources.CheckSubfolder), so that nothing
+// is read from or written through it. One that does not exist yet passes.
+func (s *store) folder(ctx context.Context, name string) error {
+	dir, _, _ := strings.Cut(path.Clean(name), "/")
+	if dir == path.Clean(name) || dir == "." {
+		return nil // a file of the drop folder itself
+	}
+	return s.CheckFolder(ctx, dir)
+}
+
+// CheckFolder checks the sub-folder dir of the drop folder with Lstat
+// over SFTP: a link or a file in its place is refused
+// (sources.CheckSubfolder); one that does not exist passes.
+func (s *store) CheckFolder(_ context.Context, dir string) error {
+	fi, err := s.sftp.Lstat(s.path(dir))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("look at %s/: %w", dir, err)
+	}
+	return sources.CheckSubfolder(dir, fi.Mode())
+}
+
 // entry describes a file the server listed.
 func entry(fi fs.FileInfo) remotedrop.Entry {
 	return remotedrop.Entry{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime()}
@@ -135,6 +161,11 @@ func entry(fi fs.FileInfo) remotedrop.Entry {
 // List returns the regular files directly in dir (links are not followed:
 // listed by what they are, they are not regular files).
 func (s *store) List(ctx context.Context, dir string) ([]remotedrop.Entry, error) {
+	if dir != "" {
+		if err := s.CheckFolder(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
 	infos, err := s.sftp.ReadDirContext(ctx, s.path(dir))
 	if errors.Is(err, fs.ErrNotExist) && dir != "" {
 		return nil, nil
@@ -159,7 +190,10 @@ func dirName(dir string) string {
 }
 
 // Stat describes one file (a link is not followed).
-func (s *store) Stat(_ context.Context, name string) (remotedrop.Entry, error) {
+func (s *store) Stat(ctx context.Context, name string) (remotedrop.Entry, error) {
+	if err := s.folder(ctx, name); err != nil {
+		return remotedrop.Entry{}, err
+	}
 	fi, err := s.sftp.Lstat(s.path(name))
 	if err != nil {
 		return remotedrop.Entry{}, err
@@ -171,17 +205,26 @@ func (s *store) Stat(_ context.Context, name string) (remotedrop.Entry, error) {
 }
 
 // Open opens a file for reading.
-func (s *store) Open(_ context.Context, name string) (io.ReadCloser, error) {
+func (s *store) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if err := s.folder(ctx, name); err != nil {
+		return nil, err
+	}
 	return s.sftp.Open(s.path(name))
 }
 
 // WriteReport writes a new file of the given mode (reports.mode for a
 // report), failing if the name is taken (SFTP's exclusive create). The
 // mode is set before anything is written.
-func (s *store) WriteReport(_ context.Context, name string, body []byte, mode fs.FileMode) error {
+func (s *store) WriteReport(ctx context.Context, name string, body []byte, mode fs.FileMode) error {
 	p := s.path(name)
+	if err := s.folder(ctx, name); err != nil {
+		return err
+	}
 	if err := s.sftp.MkdirAll(path.Dir(p)); err != nil {
 		return fmt.Errorf("create %s/: %w", path.Dir(name), err)
+	}
+	if err := s.folder(ctx, name); err != nil {
+		return err // made a link meanwhile
 	}
 	f, err := s.sftp.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
@@ -205,6 +248,11 @@ func (s *store) WriteReport(_ context.Context, name string, body []byte, mode fs
 // server links, then unlinks); a file written to between the check and the
 // rename is caught afterwards, and put back.
 func (s *store) Archive(ctx context.Context, from, to string, want remotedrop.Entry) error {
+	for _, name := range []string{from, to} {
+		if err := s.folder(ctx, name); err != nil {
+			return err
+		}
+	}
 	if _, err := s.sftp.Lstat(s.path(to)); err == nil {
 		return fs.ErrExist
 	}
@@ -231,7 +279,10 @@ func (s *store) Archive(ctx context.Context, from, to string, want remotedrop.En
 }
 
 // Remove removes a file.
-func (s *store) Remove(_ context.Context, name string) error {
+func (s *store) Remove(ctx context.Context, name string) error {
+	if err := s.folder(ctx, name); err != nil {
+		return err
+	}
 	return s.sftp.Remove(s.path(name))
 }
 

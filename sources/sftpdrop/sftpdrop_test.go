@@ -2,6 +2,7 @@ package sftpdrop_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,55 @@ func TestSFTPHostKey(t *testing.T) {
 	}
 	if len(warned) == 0 || !strings.Contains(warned[0], "NOT checked") {
 		t.Errorf("warnings %q: want the unchecked host key said", warned)
+	}
+}
+
+// TestSFTPSubfolderLinksRefused: through OpenSSH's sshd, a processed/ or
+// failed/ that is a symbolic link (to a folder outside the drop folder) is
+// refused by Ready, before any export is read, and by Archive when it
+// became one after the read, with a cause naming the folder and no path;
+// nothing is written where the link points, and the export stays.
+func TestSFTPSubfolderLinksRefused(t *testing.T) {
+	srv := testservers.StartSSHD(t)
+	for _, sub := range sources.Subfolders() {
+		t.Run(sub, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			opts := &sftpdrop.Options{
+				Common: dropkind.Common{DropFolderOptions: sources.DropFolderOptions{StableFor: time.Millisecond}, CSVOptions: droptest.CSV()},
+				SFTP:   options(srv, dir),
+			}
+			folder, err := droptest.OpenKind(opts, nil)
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			droptest.PutFile(t, dir, "employees.csv", droptest.Export(1, 1))
+			got, err := folder.Ready(context.Background())
+			if err != nil || len(got) != 1 {
+				t.Fatalf("Ready: %d %v", len(got), err)
+			}
+			if err := os.Symlink(outside, filepath.Join(dir, sub)); err != nil {
+				t.Fatal(err)
+			}
+			check := func(what string, err error) {
+				t.Helper()
+				if !errors.Is(err, sources.ErrSubfolder) || !strings.Contains(err.Error(), "the drop folder's "+sub+"/ is a symbolic link") ||
+					strings.Contains(err.Error(), dir) || strings.Contains(err.Error(), outside) {
+					t.Errorf("%s: %v, want %s/ refused as a link, no path", what, err, sub)
+				}
+			}
+			_, err = folder.Ready(context.Background())
+			check("Ready", err)
+			_, err = got[0].Archive(sub == sources.ProcessedDir, droptest.Reports(`{}`))
+			check("Archive", err)
+			if _, err := folder.Count(context.Background()); !errors.Is(err, sources.ErrSubfolder) {
+				t.Errorf("Count: %v", err)
+			}
+			if left, _ := os.ReadDir(outside); len(left) != 0 {
+				t.Errorf("written through the link: %v", left)
+			}
+			if _, ok := droptest.GetFile(t, dir, "employees.csv"); !ok {
+				t.Error("the export left the drop folder")
+			}
+		})
 	}
 }

@@ -46,13 +46,3 @@ func (r *Result) Handler() sources.Handler {
 		},
 	}
 }
-
-// WithoutHashes returns people with their Hash cleared, for comparisons
-// with records written by hand.
-func WithoutHashes(people []model.Person) []model.Person {
-	out := slices.Clone(people)
-	for i := range out {
-		out[i].Hash = model.Hashes{}
-	}
-	return out
-}

@@ -59,16 +59,19 @@ type Options struct {
 
 // Job is the grants job of one tenant.
 type Job struct {
-	opts   Options
-	store  *store.Store
-	api    sender.Creator
-	export personalize.LastExport
-	log    *zap.Logger
+	opts    Options
+	store   Store
+	journal sender.Journal
+	api     sender.Creator
+	export  personalize.LastExport
+	log     *zap.Logger
 }
 
-// New returns the grants job of a tenant. api may be nil for a job that
-// only plans; export may be nil when no rule is a birthday.
-func New(opts Options, st *store.Store, api sender.Creator, export personalize.LastExport, log *zap.Logger) (*Job, error) {
+// New returns the grants job of a tenant, which keeps its state in st and
+// sends its grants through Senders opened on journal. api may be nil for a
+// job that only plans; export may be nil when no rule is a birthday.
+func New(opts Options, st Store, journal sender.Journal, api sender.Creator, export personalize.LastExport,
+	log *zap.Logger) (*Job, error) {
 	if opts.Tenant == "" || st == nil {
 		return nil, errors.New("grants: a tenant and a store are required")
 	}
@@ -81,7 +84,7 @@ func New(opts Options, st *store.Store, api sender.Creator, export personalize.L
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Job{opts: opts, store: st, api: api, export: export, log: log}, nil
+	return &Job{opts: opts, store: st, journal: journal, api: api, export: export, log: log}, nil
 }
 
 // Enabled reports whether the tenant has any grant rule.
@@ -235,7 +238,7 @@ func (j *Job) stopSending(ctx context.Context, res *sender.Result) bool {
 
 // sender is the exactly-once sender of one rule.
 func (j *Job) sender(r config.GrantRule) (*sender.Sender, error) {
-	return sender.New(sender.Options{
+	return j.journal.Sender(sender.Options{
 		Tenant:              j.opts.Tenant,
 		CompanyID:           j.opts.CompanyID,
 		CollectionID:        j.opts.CollectionID,
@@ -245,7 +248,7 @@ func (j *Job) sender(r config.GrantRule) (*sender.Sender, error) {
 		Concurrency:         j.opts.Concurrency,
 		SendEmail:           r.ShouldSendEmail,
 		TrustIdempotencyKey: j.opts.TrustIdempotencyKey,
-	}, j.store, j.api, j.log.With(zap.String("rule", r.Name)))
+	}, j.api, j.log.With(zap.String("rule", r.Name)))
 }
 
 // rounds splits a rule's due grants into sends in which each person appears

@@ -33,6 +33,7 @@ import (
 	"hrsync/store"
 	"hrsync/sync/grants"
 	"hrsync/sync/people"
+	"hrsync/sync/sender"
 
 	_ "hrsync/sources/dropfolder" // the world's tenant reads a local drop folder
 	"hrsync/sources/registry"
@@ -223,7 +224,7 @@ func (w *world) sync(rows []row) {
 	job, err := people.New(people.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: 100, Concurrency: 2, DefaultBalance: 0, Safeguards: people.DefaultSafeguards(), Now: w.clock.Now, FinishTimeout: 30 * time.Second,
-	}, w.st, w.client, nil)
+	}, w.st, sender.NewJournal(w.st), w.client, nil)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func (w *world) job(g config.Grants) *grants.Job {
 	j, err := grants.New(grants.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		Grants: g, BatchSize: 50, Concurrency: 2, Now: w.clock.Now,
-	}, w.st, w.client, w.lastExport, nil)
+	}, w.st, sender.NewJournal(w.st), w.client, w.lastExport, nil)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -63,13 +63,26 @@ type Options struct {
 // Job runs the orders job of one tenant.
 type Job struct {
 	opts  Options
-	store *store.Store
+	store Store
 	api   API
 	log   *zap.Logger
 }
 
 // New checks the options, fills their defaults and returns a job.
-func New(opts Options, st *store.Store, client API, log *zap.Logger) (*Job, error) {
+func New(opts Options, st Store, client API, log *zap.Logger) (*Job, error) {
+	if problems := checkOptions(opts, st, client); len(problems) > 0 {
+		return nil, fmt.Errorf("orders job: %s", strings.Join(problems, "; "))
+	}
+	opts = withDefaults(opts)
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Job{opts: opts, store: st, api: client, log: log}, nil
+}
+
+// checkOptions lists what is wrong with the options and the job's
+// dependencies, for New.
+func checkOptions(opts Options, st Store, client API) []string {
 	var problems []string
 	if opts.Tenant == "" {
 		problems = append(problems, "tenant is required")
@@ -87,9 +100,11 @@ func New(opts Options, st *store.Store, client API, log *zap.Logger) (*Job, erro
 	if st == nil || client == nil {
 		problems = append(problems, "a store and an API client are required")
 	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("orders job: %s", strings.Join(problems, "; "))
-	}
+	return problems
+}
+
+// withDefaults fills the options left zero with their defaults.
+func withDefaults(opts Options) Options {
 	if opts.BackfillDays == 0 {
 		opts.BackfillDays = 30
 	}
@@ -111,10 +126,7 @@ func New(opts Options, st *store.Store, client API, log *zap.Logger) (*Job, erro
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Job{opts: opts, store: st, api: client, log: log}, nil
+	return opts
 }
 
 // Report is what one RunOnce did.

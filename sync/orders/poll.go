@@ -41,32 +41,9 @@ func forEachLimited(ctx context.Context, n, limit int, fn func(ctx context.Conte
 // poll reads the status of every open order and records what changed;
 // orders older than StopPollingAfter are flagged instead.
 func (j *Job) poll(ctx context.Context, log *zap.Logger, rep *Report) error {
-	open, err := j.store.OpenOrders(ctx, j.opts.Tenant)
+	toPoll, err := j.stopStale(ctx, log, rep)
 	if err != nil {
 		return err
-	}
-	now := j.opts.Now()
-	cutoff := now.Add(-j.opts.StopPollingAfter)
-	var (
-		stale  []string
-		toPoll []store.OpenOrder
-	)
-	for _, o := range open {
-		if o.PlacedAt.Before(cutoff) {
-			stale = append(stale, o.OrderID)
-			continue
-		}
-		toPoll = append(toPoll, o)
-	}
-	if len(stale) > 0 {
-		n, err := j.store.StopPolling(ctx, j.opts.Tenant, stale, now)
-		if err != nil {
-			return err
-		}
-		rep.StoppedPolling = n
-		rep.Written += n
-		log.Warn("orders too old to poll any more: flagged polling_stopped", zap.Int("orders", n),
-			zap.Duration("stopPollingAfter", j.opts.StopPollingAfter))
 	}
 	// Answers are recorded batch by batch while the next calls wait on the
 	// network; a store error stops the calls not yet started.
@@ -80,43 +57,7 @@ func (j *Job) poll(ctx context.Context, log *zap.Logger, rep *Report) error {
 	)
 	go func() {
 		defer close(done)
-		batch := make([]store.OrderObservation, 0, j.opts.ApplyBatch)
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
-			}
-			// What was polled is recorded even when the run is cut short.
-			res, err := j.store.ApplyOrderStatuses(context.WithoutCancel(ctx), j.opts.Tenant, batch, j.opts.Now())
-			if err != nil {
-				return fmt.Errorf("record order statuses: %w", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			rep.Status.OrdersChanged += res.OrdersChanged
-			rep.Status.LinesChanged += res.LinesChanged
-			rep.Status.TrackingChanged += res.TrackingChanged
-			rep.Status.NewShipments += res.NewShipments
-			rep.Status.BecameFinal += res.BecameFinal
-			rep.Status.UnknownLines += res.UnknownLines
-			rep.Status.Written += res.Written
-			rep.Written += res.Written
-			batch = batch[:0]
-			return nil
-		}
-		for ob := range results {
-			if werr != nil {
-				continue // drain, so that no caller blocks
-			}
-			batch = append(batch, ob)
-			if len(batch) == cap(batch) {
-				if werr = flush(); werr != nil {
-					cancel()
-				}
-			}
-		}
-		if werr == nil {
-			werr = flush()
-		}
+		werr = j.recordStatuses(ctx, results, cancel, &mu, rep)
 	}()
 	err = forEachLimited(pollCtx, len(toPoll), j.opts.PollConcurrency, func(ctx context.Context, i int) {
 		o := toPoll[i]
@@ -147,6 +88,89 @@ func (j *Job) poll(ctx context.Context, log *zap.Logger, rep *Report) error {
 	if err != nil {
 		return fmt.Errorf("poll stopped: %w", err)
 	}
+	return nil
+}
+
+// stopStale reads the open orders, flags those placed before
+// StopPollingAfter as polled no more, and returns the others, to poll.
+func (j *Job) stopStale(ctx context.Context, log *zap.Logger, rep *Report) ([]store.OpenOrder, error) {
+	open, err := j.store.OpenOrders(ctx, j.opts.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	now := j.opts.Now()
+	cutoff := now.Add(-j.opts.StopPollingAfter)
+	var (
+		stale  []string
+		toPoll []store.OpenOrder
+	)
+	for _, o := range open {
+		if o.PlacedAt.Before(cutoff) {
+			stale = append(stale, o.OrderID)
+			continue
+		}
+		toPoll = append(toPoll, o)
+	}
+	if len(stale) > 0 {
+		n, err := j.store.StopPolling(ctx, j.opts.Tenant, stale, now)
+		if err != nil {
+			return nil, err
+		}
+		rep.StoppedPolling = n
+		rep.Written += n
+		log.Warn("orders too old to poll any more: flagged polling_stopped", zap.Int("orders", n),
+			zap.Duration("stopPollingAfter", j.opts.StopPollingAfter))
+	}
+	return toPoll, nil
+}
+
+// recordStatuses records the observations of results, ApplyBatch at a
+// time, until results is closed. A store error cancels the polling
+// (cancel) and is returned; the rest of results is drained, so that no
+// caller blocks.
+func (j *Job) recordStatuses(ctx context.Context, results <-chan store.OrderObservation, cancel context.CancelFunc,
+	mu *sync.Mutex, rep *Report) error {
+	batch := make([]store.OrderObservation, 0, j.opts.ApplyBatch)
+	var werr error
+	for ob := range results {
+		if werr != nil {
+			continue // drain, so that no caller blocks
+		}
+		batch = append(batch, ob)
+		if len(batch) == cap(batch) {
+			if werr = j.applyStatuses(ctx, batch, mu, rep); werr != nil {
+				cancel()
+			}
+			batch = batch[:0]
+		}
+	}
+	if werr == nil {
+		werr = j.applyStatuses(ctx, batch, mu, rep)
+	}
+	return werr
+}
+
+// applyStatuses records one batch of observations and counts what changed
+// into rep, under mu. What was polled is recorded even when the run is cut
+// short (ctx cancelled).
+func (j *Job) applyStatuses(ctx context.Context, batch []store.OrderObservation, mu *sync.Mutex, rep *Report) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	res, err := j.store.ApplyOrderStatuses(context.WithoutCancel(ctx), j.opts.Tenant, batch, j.opts.Now())
+	if err != nil {
+		return fmt.Errorf("record order statuses: %w", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	rep.Status.OrdersChanged += res.OrdersChanged
+	rep.Status.LinesChanged += res.LinesChanged
+	rep.Status.TrackingChanged += res.TrackingChanged
+	rep.Status.NewShipments += res.NewShipments
+	rep.Status.BecameFinal += res.BecameFinal
+	rep.Status.UnknownLines += res.UnknownLines
+	rep.Status.Written += res.Written
+	rep.Written += res.Written
 	return nil
 }
 

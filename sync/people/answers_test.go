@@ -17,6 +17,7 @@ import (
 	"hrsync/internal/emutest"
 	"hrsync/model"
 	"hrsync/sync/people"
+	"hrsync/sync/sender"
 )
 
 // newHire is a person added to an export so that its content differs from
@@ -85,7 +86,7 @@ func (a *answerEnv) run(trust bool, rows []person, name string) *people.Report {
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: 3, Concurrency: 1, DefaultBalance: 10, Safeguards: people.DefaultSafeguards(),
 		TrustIdempotencyKey: trust,
-	}, a.st, a.client, zap.New(core))
+	}, a.st, sender.NewJournal(a.st), a.client, zap.New(core))
 	if err != nil {
 		a.t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/store"
 	"hrsync/sync/sender"
 )
@@ -70,14 +71,16 @@ type Options struct {
 // Job runs the people sync of one tenant.
 type Job struct {
 	opts   Options
-	store  *store.Store
+	store  Store
 	sender *sender.Sender
 	log    *zap.Logger
 	now    func() time.Time
 }
 
-// New checks the options, fills their defaults and returns a job.
-func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job, error) {
+// New checks the options, fills their defaults and returns a job that
+// keeps its state in st and sends its grants through a Sender opened on
+// journal.
+func New(opts Options, st Store, journal sender.Journal, creator Creator, log *zap.Logger) (*Job, error) {
 	if opts.DefaultBalance < 0 {
 		return nil, errors.New("people sync: default balance must not be negative")
 	}
@@ -92,7 +95,7 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 	}
 	// The sender checks the tenant, the collection, the batch size, the
 	// concurrency and the amount, and fills their defaults.
-	snd, err := sender.New(sender.Options{
+	snd, err := journal.Sender(sender.Options{
 		Tenant:       opts.Tenant,
 		CompanyID:    opts.CompanyID,
 		CollectionID: opts.CollectionID,
@@ -108,7 +111,7 @@ func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Job,
 		FinishTimeout:       opts.FinishTimeout,
 		PersonRows:          toRows,
 		Progress:            opts.Progress,
-	}, st, creator, log)
+	}, creator, log)
 	if err != nil {
 		return nil, fmt.Errorf("people sync: %w", err)
 	}
@@ -152,7 +155,7 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 	// export that changes everyone holds one chunk of store rows at once.
 	for _, list := range []*People{&plan.changedRows, &plan.returnedRows} {
 		for start := 0; start < list.Len(); start += saveChunk {
-			rows := toRows(list.Slice(start, min(start+saveChunk, list.Len())))
+			rows := listRows(list, start, min(start+saveChunk, list.Len()))
 			for i := range rows {
 				rows[i].LastSeenAt = j.now()
 			}
@@ -230,19 +233,37 @@ func (c createItems) Slice(start, end int) []sender.Item {
 // saveChunk is how many changed people Apply saves in one call.
 const saveChunk = 10000
 
+// toRows turns people into state rows, with the fingerprint of each (the
+// sender's Options.PersonRows: the new people enter state with their call).
 func toRows(people []model.Person) []store.PersonRow {
 	rows := make([]store.PersonRow, 0, len(people))
 	for _, p := range people {
-		rows = append(rows, store.PersonRow{
-			ExternalID:  p.ExternalID,
-			Email:       p.Email,
-			FirstName:   p.FirstName,
-			LastName:    p.LastName,
-			Department:  p.Department,
-			Location:    p.Location,
-			StartDate:   p.StartDate,
-			Fingerprint: int64(hashes(&p).Fields), //nolint:gosec // the store keeps the uint64's bits in an int64
-		})
+		rows = append(rows, toRow(p, sources.Fingerprint(p)))
 	}
 	return rows
+}
+
+// listRows turns the people of list from index start up to end into state
+// rows, with the fingerprint the list keeps of each.
+func listRows(list *People, start, end int) []store.PersonRow {
+	rows := make([]store.PersonRow, 0, end-start)
+	for i := start; i < end; i++ {
+		p, h := list.hashedAt(i)
+		rows = append(rows, toRow(p, h.Fields))
+	}
+	return rows
+}
+
+// toRow is the state row of p, whose fields hash to fingerprint.
+func toRow(p model.Person, fingerprint uint64) store.PersonRow {
+	return store.PersonRow{
+		ExternalID:  p.ExternalID,
+		Email:       p.Email,
+		FirstName:   p.FirstName,
+		LastName:    p.LastName,
+		Department:  p.Department,
+		Location:    p.Location,
+		StartDate:   p.StartDate,
+		Fingerprint: int64(fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
+	}
 }

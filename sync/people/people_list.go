@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"hrsync/model"
+	"hrsync/sources"
 )
 
-// People is a list of person records kept compactly: each record encoded
-// back to back in slabs of bytes, about 120 bytes a person where a slice
+// People is a list of person records kept compactly, each with the hashes
+// the plan compares it by (sources.Hashes): each record encoded back to
+// back in slabs of bytes, about 120 bytes a person where a slice
 // of model.Person holds several hundred (the struct, and the whole CSV
 // record its strings point into). A first import lists every person of
 // the export as new, so this is what keeps its memory in bounds.
@@ -28,10 +30,10 @@ const slabSize = 1 << 20
 // Len returns the number of people in the list.
 func (l *People) Len() int { return len(l.at) }
 
-// Add appends p.
-func (l *People) Add(p model.Person) {
+// Add appends p, with its hashes h.
+func (l *People) Add(p model.Person, h sources.Hashes) {
 	var buf [512]byte // most records fit: no garbage per person
-	rec := appendPerson(buf[:0], p)
+	rec := appendPerson(buf[:0], p, h)
 	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
 		l.slabs = append(l.slabs, make([]byte, 0, max(slabSize, len(rec))))
 	}
@@ -42,12 +44,18 @@ func (l *People) Add(p model.Person) {
 
 // At returns the i-th person.
 func (l *People) At(i int) model.Person {
+	p, _ := l.hashedAt(i)
+	return p
+}
+
+// hashedAt returns the i-th person and their hashes.
+func (l *People) hashedAt(i int) (model.Person, sources.Hashes) {
 	a := l.at[i]
-	p, _, err := decodePerson(l.slabs[a>>32][a&math.MaxUint32:])
+	p, h, _, err := decodePerson(l.slabs[a>>32][a&math.MaxUint32:])
 	if err != nil {
 		panic("people list: " + err.Error()) // written by Add: cannot happen
 	}
-	return p
+	return p, h
 }
 
 // All yields the people in order.
@@ -70,18 +78,19 @@ func (l *People) Slice(start, end int) []model.Person {
 	return out
 }
 
-// Filter keeps the people keep says yes to, in order. It moves the kept
-// records down in place, so it needs no second copy of the list: a record
-// is never written past the place it is read from.
-func (l *People) Filter(keep func(model.Person) bool) {
+// Filter keeps the people keep says yes to (given each person's hashes),
+// in order. It moves the kept records down in place, so it needs no second
+// copy of the list: a record is never written past the place it is read
+// from.
+func (l *People) Filter(keep func(model.Person, sources.Hashes) bool) {
 	kept, ws, wo := 0, 0, 0 // records kept, and where the next one goes
 	for _, a := range l.at {
 		slab, off := int(a>>32), int(a&math.MaxUint32)
-		p, n, err := decodePerson(l.slabs[slab][off:])
+		p, h, n, err := decodePerson(l.slabs[slab][off:])
 		if err != nil {
 			panic("people list: " + err.Error()) // written by Add: cannot happen
 		}
-		if !keep(p) {
+		if !keep(p, h) {
 			continue
 		}
 		for wo+n > cap(l.slabs[ws]) {
@@ -109,9 +118,10 @@ const (
 	hasBalance             // AddBalance is set
 )
 
-// appendPerson encodes p: flags, line, the three hashes, the six strings
-// (length-prefixed), the dates (days since 1970) and the balance's bits.
-func appendPerson(b []byte, p model.Person) []byte {
+// appendPerson encodes p: flags, line, the three hashes (h), the six
+// strings (length-prefixed), the dates (days since 1970) and the
+// balance's bits.
+func appendPerson(b []byte, p model.Person, h sources.Hashes) []byte {
 	var flags byte
 	if !p.StartDate.IsZero() {
 		flags |= hasStart
@@ -124,9 +134,9 @@ func appendPerson(b []byte, p model.Person) []byte {
 	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(p.Line)) //nolint:gosec // a line is positive
-	b = binary.LittleEndian.AppendUint64(b, p.Hash.ID)
-	b = binary.LittleEndian.AppendUint64(b, p.Hash.Email)
-	b = binary.LittleEndian.AppendUint64(b, p.Hash.Fields)
+	b = binary.LittleEndian.AppendUint64(b, h.ID)
+	b = binary.LittleEndian.AppendUint64(b, h.Email)
+	b = binary.LittleEndian.AppendUint64(b, h.Fields)
 	for _, s := range [...]string{p.ExternalID, p.Email, p.FirstName, p.LastName, p.Department, p.Location} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
@@ -148,23 +158,26 @@ func days(t time.Time) int64 { return t.Unix() / 86400 }
 
 var errShort = errors.New("record cut short")
 
-// decodePerson decodes the record at the start of b and says how many
-// bytes it took.
-func decodePerson(b []byte) (model.Person, int, error) {
-	var p model.Person
+// decodePerson decodes the record at the start of b, with its hashes, and
+// says how many bytes it took.
+func decodePerson(b []byte) (model.Person, sources.Hashes, int, error) {
+	var (
+		p model.Person
+		h sources.Hashes
+	)
 	whole := len(b)
 	if len(b) < 1 {
-		return p, 0, errShort
+		return p, h, 0, errShort
 	}
 	flags := b[0]
 	b = b[1:]
 	line, n := binary.Uvarint(b)
 	if n <= 0 || len(b) < n+24 {
-		return p, 0, errShort
+		return p, h, 0, errShort
 	}
 	p.Line = int(line) //nolint:gosec // written from an int
 	b = b[n:]
-	p.Hash = model.Hashes{
+	h = sources.Hashes{
 		ID:     binary.LittleEndian.Uint64(b),
 		Email:  binary.LittleEndian.Uint64(b[8:]),
 		Fields: binary.LittleEndian.Uint64(b[16:]),
@@ -173,7 +186,7 @@ func decodePerson(b []byte) (model.Person, int, error) {
 	for _, s := range [...]*string{&p.ExternalID, &p.Email, &p.FirstName, &p.LastName, &p.Department, &p.Location} {
 		l, n := binary.Uvarint(b)
 		if n <= 0 || uint64(len(b)-n) < l {
-			return p, 0, errShort
+			return p, h, 0, errShort
 		}
 		*s = string(b[n : n+int(l)]) //nolint:gosec // bounded by len(b)
 		b = b[n+int(l):]             //nolint:gosec // bounded by len(b)
@@ -187,18 +200,18 @@ func decodePerson(b []byte) (model.Person, int, error) {
 		}
 		v, n := binary.Varint(b)
 		if n <= 0 {
-			return p, 0, errShort
+			return p, h, 0, errShort
 		}
 		*d.t = time.Unix(v*86400, 0).UTC()
 		b = b[n:]
 	}
 	if flags&hasBalance != 0 {
 		if len(b) < 8 {
-			return p, 0, errShort
+			return p, h, 0, errShort
 		}
 		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
 		p.AddBalance = &v
 		b = b[8:]
 	}
-	return p, whole - len(b), nil
+	return p, h, whole - len(b), nil
 }

@@ -22,15 +22,16 @@ func TestPeopleListRoundTrip(t *testing.T) {
 		{ExternalID: "E3", Email: "c@x.io", BirthDate: time.Date(1899, 12, 31, 0, 0, 0, 0, time.UTC), Line: 9}, // before 1970
 		{ExternalID: "E4", AddBalance: &zero, Line: 1 << 40},
 	}
+	hashes := make([]sources.Hashes, len(people))
 	for i := range people {
-		people[i].Hash = model.Hashes{ID: sources.KeyHash(people[i].ExternalID), Email: uint64(i), Fields: sources.Fingerprint(people[i])}
+		hashes[i] = sources.Hashes{ID: sources.KeyHash(people[i].ExternalID), Email: uint64(i), Fields: sources.Fingerprint(people[i])}
 	}
 	var l People
 	// Enough copies to fill several slabs.
 	const copies = 20000
 	for range copies {
-		for _, p := range people {
-			l.Add(p)
+		for i, p := range people {
+			l.Add(p, hashes[i])
 		}
 	}
 	if l.Len() != copies*len(people) || len(l.slabs) < 2 {
@@ -40,11 +41,14 @@ func TestPeopleListRoundTrip(t *testing.T) {
 		if want := people[i%len(people)]; !reflect.DeepEqual(p, want) {
 			t.Fatalf("person %d:\n got %+v\nwant %+v", i, p, want)
 		}
+		if _, h := l.hashedAt(i); h != hashes[i%len(people)] {
+			t.Fatalf("hashes %d: got %+v, want %+v", i, h, hashes[i%len(people)])
+		}
 	}
 	if got := l.Slice(4, 6); !reflect.DeepEqual(got, people[:2]) {
 		t.Errorf("slice = %+v", got)
 	}
-	l.Filter(func(p model.Person) bool { return p.ExternalID == "E3" })
+	l.Filter(func(p model.Person, _ sources.Hashes) bool { return p.ExternalID == "E3" })
 	if l.Len() != copies || l.At(copies-1).Line != 9 {
 		t.Errorf("filter kept %d", l.Len())
 	}
@@ -57,7 +61,7 @@ func BenchmarkPeopleList(b *testing.B) {
 		var l People
 		for i := range 10000 {
 			p.Line = i
-			l.Add(p)
+			l.Add(p, sources.Hashes{})
 		}
 		for _, q := range l.All() {
 			if q.ExternalID == "" {
@@ -82,9 +86,9 @@ func TestPeopleListFilterInPlace(t *testing.T) {
 		var l People
 		const n = 30000
 		for i := range n {
-			l.Add(person(i))
+			l.Add(person(i), sources.Hashes{})
 		}
-		l.Filter(func(p model.Person) bool { return (p.Line-2)%keepEvery == 0 })
+		l.Filter(func(p model.Person, _ sources.Hashes) bool { return (p.Line-2)%keepEvery == 0 })
 		want := 0
 		for i := 0; i < n; i += keepEvery {
 			if got := l.At(want); !reflect.DeepEqual(got, person(i)) {
@@ -95,7 +99,7 @@ func TestPeopleListFilterInPlace(t *testing.T) {
 		if l.Len() != want {
 			t.Fatalf("keep every %d: %d kept, want %d", keepEvery, l.Len(), want)
 		}
-		l.Add(person(5)) // the list goes on after a filter
+		l.Add(person(5), sources.Hashes{}) // the list goes on after a filter
 		if got := l.At(l.Len() - 1); !reflect.DeepEqual(got, person(5)) {
 			t.Fatalf("keep every %d: added after the filter: %q", keepEvery, got.ExternalID)
 		}

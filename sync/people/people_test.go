@@ -20,6 +20,7 @@ import (
 	"hrsync/sources/csvsrc"
 	"hrsync/store"
 	"hrsync/sync/people"
+	"hrsync/sync/sender"
 )
 
 // env is a people sync wired to a real SQLite store and the emulator over loopback.
@@ -52,7 +53,7 @@ func (e *env) job(mutate func(*people.Options)) *people.Job {
 	if mutate != nil {
 		mutate(&opts)
 	}
-	j, err := people.New(opts, e.st, e.client, nil)
+	j, err := people.New(opts, e.st, sender.NewJournal(e.st), e.client, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ type Plan struct {
 // it whose creation still waits (an operator released their grant): an old
 // file must not undo later changes and departures.
 func (p *Plan) resendsOnly() {
-	p.Create.Filter(func(person model.Person) bool { return p.resends[person.ExternalID] })
+	p.Create.Filter(func(person model.Person, _ sources.Hashes) bool { return p.resends[person.ExternalID] })
 	p.Changed, p.changedRows = nil, People{}
 	p.Returned, p.returnedRows = nil, People{}
 	p.Departed = nil
@@ -147,20 +147,15 @@ func (p *Plan) Summary() map[string]int {
 	}
 }
 
-// hashes returns the person's key and field hashes, computing what the
-// reader did not (a person built by other means than a source).
-func hashes(p *model.Person) model.Hashes {
-	h := p.Hash
-	if h.ID == 0 {
-		h.ID = sources.KeyHash(p.ExternalID)
+// hashes returns the person's key and field hashes, for a person whose
+// reader did not compute them (a source that hands its rows over without
+// sources.Run; the new people the sender turns into state rows).
+func hashes(p *model.Person) sources.Hashes {
+	return sources.Hashes{
+		ID:     sources.KeyHash(p.ExternalID),
+		Email:  sources.KeyHash(p.Email),
+		Fields: sources.Fingerprint(*p),
 	}
-	if h.Email == 0 {
-		h.Email = sources.KeyHash(p.Email)
-	}
-	if h.Fields == 0 {
-		h.Fields = sources.Fingerprint(*p)
-	}
-	return h
 }
 
 // BuildPlan diffs one export against state. It reads state and the export,
@@ -187,67 +182,15 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 		return nil, err
 	}
 
-	var (
-		pending   People           // accepted rows not unchanged, in line order
-		retracted = map[int]bool{} // lines of the rows taken back
-	)
-	keys := newStateKeys(state)
-	stats, err := export.Read(ctx, sources.Handler{
-		Keys: keys,
-		Accept: func(p model.Person) error {
-			h := hashes(&p)
-			// The fingerprint hashes the externalId too: equal hashes
-			// confirm the entry (findHash). Any other row is sorted
-			// after the read, with the externalId compared.
-			i := keys.entry(p.Line, h.ID)
-			if i >= 0 {
-				if k := &state.people[i]; k.flags&(flagCreated|flagDeparted) == flagCreated && !k.seen && h.Fields == k.fingerprint {
-					k.seen = true // its idLine is this row's: the read marked it first
-					plan.Unchanged++
-					return nil
-				}
-			}
-			pending.Add(p)
-			return nil
-		},
-		Reject: func(r model.Rejection) error {
-			plan.Rejections = append(plan.Rejections, r)
-			return nil
-		},
-		Retract: func(line int) error {
-			retracted[line] = true
-			return nil
-		},
-	})
+	pending, retracted, err := j.readExport(ctx, export, plan, state)
 	if err != nil {
-		return nil, fmt.Errorf("read export %s: %w", export.Name(), err)
+		return nil, err
 	}
-	if len(retracted) > 0 {
-		// An unchanged row taken back is the first with its externalId:
-		// the row of its entry's idLine.
-		for i := range state.people {
-			if e := &state.people[i]; e.seen && retracted[int(e.idLine)] {
-				e.seen = false
-				plan.Unchanged--
-			}
-		}
-	}
-	plan.Stats = stats
 	// The rows to create stay where they are in pending, which becomes
 	// plan.Create (moved down in place: a first import lists everyone
 	// here, and need not hold them twice).
-	newIDs := map[uint64]struct{}{}
-	var diffErr error
-	pending.Filter(func(p model.Person) bool {
-		if diffErr != nil || retracted[p.Line] {
-			return false
-		}
-		create, err := j.diffRow(ctx, plan, state, newIDs, blocked, p)
-		diffErr = err
-		return create && err == nil
-	})
-	if diffErr != nil {
-		return nil, diffErr
+	if err := j.sortPending(ctx, plan, state, blocked, &pending, retracted); err != nil {
+		return nil, err
 	}
 	plan.Create = pending
 	plan.ActiveBefore = state.active
@@ -273,11 +216,81 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	return plan, nil
 }
 
+// readExport reads the export in one pass into the plan: its rejections,
+// its stats, and its unchanged rows, counted and marked seen in state. It
+// returns the other accepted rows, in line order, and the lines of the rows
+// the read took back (sources.Handler.Retract).
+func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan, state *stateIndex) (
+	pending People, retracted map[int]bool, err error) {
+	retracted = map[int]bool{}
+	keys := newStateKeys(state)
+	accept := func(p model.Person, h sources.Hashes) error {
+		// The fingerprint hashes the externalId too: equal hashes
+		// confirm the entry (findHash). Any other row is sorted
+		// after the read, with the externalId compared.
+		i := keys.entry(p.Line, h.ID)
+		if i >= 0 {
+			if k := &state.people[i]; k.flags&(flagCreated|flagDeparted) == flagCreated && !k.seen && h.Fields == k.fingerprint {
+				k.seen = true // its idLine is this row's: the read marked it first
+				plan.Unchanged++
+				return nil
+			}
+		}
+		pending.Add(p, h)
+		return nil
+	}
+	stats, err := export.Read(ctx, sources.Handler{
+		Keys:         keys,
+		AcceptHashed: accept,
+		Accept:       func(p model.Person) error { return accept(p, hashes(&p)) },
+		Reject: func(r model.Rejection) error {
+			plan.Rejections = append(plan.Rejections, r)
+			return nil
+		},
+		Retract: func(line int) error {
+			retracted[line] = true
+			return nil
+		},
+	})
+	if err != nil {
+		return People{}, nil, fmt.Errorf("read export %s: %w", export.Name(), err)
+	}
+	if len(retracted) > 0 {
+		// An unchanged row taken back is the first with its externalId:
+		// the row of its entry's idLine.
+		for i := range state.people {
+			if e := &state.people[i]; e.seen && retracted[int(e.idLine)] {
+				e.seen = false
+				plan.Unchanged--
+			}
+		}
+	}
+	plan.Stats = stats
+	return pending, retracted, nil
+}
+
+// sortPending sorts the rows pending after the read (less those taken
+// back) into the plan with diffRow, and keeps in pending the rows to
+// create.
+func (j *Job) sortPending(ctx context.Context, plan *Plan, state *stateIndex, blocked map[string]bool, pending *People,
+	retracted map[int]bool) error {
+	newIDs := map[uint64]struct{}{}
+	var diffErr error
+	pending.Filter(func(p model.Person, h sources.Hashes) bool {
+		if diffErr != nil || retracted[p.Line] {
+			return false
+		}
+		create, err := j.diffRow(ctx, plan, state, newIDs, blocked, p, h)
+		diffErr = err
+		return create && err == nil
+	})
+	return diffErr
+}
+
 // diffRow sorts one accepted row of the export into the plan; create says
 // it is one to create, which the caller adds to plan.Create.
 func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
-	blocked map[string]bool, p model.Person) (create bool, err error) {
-	h := hashes(&p)
+	blocked map[string]bool, p model.Person, h sources.Hashes) (create bool, err error) {
 	id := h.ID
 	k := state.lookupKey(id, p.ExternalID)
 	if k == nil {
@@ -301,7 +314,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 	k.seen = true
 	if !k.has(flagCreated) && blocked[p.ExternalID] {
 		plan.Held = append(plan.Held, p.ExternalID)
-		plan.heldRows.Add(p)
+		plan.heldRows.Add(p, h)
 		return false, nil
 	}
 	if !k.has(flagCreated) {
@@ -323,10 +336,10 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 	switch {
 	case k.has(flagDeparted):
 		plan.Returned = append(plan.Returned, p.ExternalID)
-		plan.returnedRows.Add(p)
+		plan.returnedRows.Add(p, h)
 	case h.Fields != k.fingerprint:
 		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != h.Email})
-		plan.changedRows.Add(p)
+		plan.changedRows.Add(p, h)
 	default:
 		plan.Unchanged++
 	}

@@ -36,46 +36,46 @@ func newStateKeys(s *stateIndex) *stateKeys {
 // has, the common case, needs no e-mail lookup; unless another active
 // person of state has that e-mail too, when the e-mail's slot is its first
 // owner's, as for any other row.
-func (k *stateKeys) Locate(p *model.Person) sources.Loc {
+func (k *stateKeys) Locate(p *model.Person, h sources.Hashes) sources.Loc {
 	var loc sources.Loc
 	s := k.state
 	entry := -1
 	if p.ExternalID != "" {
-		entry = s.findHash(p.Hash.ID)
+		entry = s.findHash(h.ID)
 		loc.ID = int32(entry + 1) //nolint:gosec // people fit in 31 bits
 	}
 	if p.Email == "" {
 		return loc
 	}
 	if entry >= 0 {
-		if e := &s.people[entry]; e.email == p.Hash.Email && e.flags&(flagDeparted|flagSharedEmail) == 0 {
+		if e := &s.people[entry]; e.email == h.Email && e.flags&(flagDeparted|flagSharedEmail) == 0 {
 			loc.Email = loc.ID
 			return loc
 		}
 	}
 	// State keeps only the hash of an e-mail: like the maps, two e-mails
 	// with one hash are taken for one (a false rejection).
-	if i := s.emailAt(p.Hash.Email); i >= 0 {
+	if i := s.emailAt(h.Email); i >= 0 {
 		loc.Email = int32(s.emailOwner[i]) + 1 //nolint:gosec // people fit in 31 bits
 	}
 	return loc
 }
 
 // First implements sources.Keys.
-func (k *stateKeys) First(p *model.Person, loc sources.Loc, line int) (idFirst, emailFirst int) {
+func (k *stateKeys) First(p *model.Person, h sources.Hashes, loc sources.Loc, line int) (idFirst, emailFirst int) {
 	k.lastLine, k.lastEntry = line, int(loc.ID)-1
 	if p.ExternalID != "" {
 		if loc.ID > 0 {
 			idFirst = firstAt(&k.state.people[loc.ID-1].idLine, line)
 		} else {
-			idFirst = sources.FirstIn(k.ids, p.Hash.ID, line)
+			idFirst = sources.FirstIn(k.ids, h.ID, line)
 		}
 	}
 	if p.Email != "" {
 		if loc.Email > 0 {
 			emailFirst = firstAt(&k.state.people[loc.Email-1].mailLine, line)
 		} else {
-			emailFirst = sources.FirstIn(k.emails, p.Hash.Email, line)
+			emailFirst = sources.FirstIn(k.emails, h.Email, line)
 		}
 	}
 	return idFirst, emailFirst

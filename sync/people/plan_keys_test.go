@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hrsync/model"
+	"hrsync/sync/sender"
 )
 
 // TestDuplicateEmailsAgainstState checks that a duplicate e-mail of the
@@ -43,7 +44,7 @@ func TestDuplicateEmailsAgainstState(t *testing.T) {
 			32: "also on line 33", 33: "first on line 32",
 			22: "also on line 23", 23: "first on line 22",
 		}
-		job, err := New(Options{Tenant: tenant, CollectionID: "c", Safeguards: Safeguards{MaxDepartedRatio: 1, MaxRejectedRatio: 1}}, ts.st, nil, nil)
+		job, err := New(Options{Tenant: tenant, CollectionID: "c", Safeguards: Safeguards{MaxDepartedRatio: 1, MaxRejectedRatio: 1}}, ts.st, sender.NewJournal(ts.st), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func (c *chunked[T]) flat() []T {
 // loadState returns the tenant's state as an index: from the store's
 // snapshot when one was built at the current version and decodes intact,
 // else from a scan of every person. It writes nothing.
-func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
+func loadState(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
 	s, snapErr := loadSnapshot(ctx, st, tenant)
 	if s == nil {
 		if ctx.Err() != nil {
@@ -137,7 +137,7 @@ func loadState(ctx context.Context, st *store.Store, tenant string) (*stateIndex
 // The parts are decoded in a goroutine of their own while the store reads
 // the next ones (either takes about as long as the other), each copied
 // into one of a few buffers that go round.
-func loadSnapshot(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
+func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
 	d := newSnapshotDecoder()
 	const buffers = 3
 	parts := make(chan []byte, buffers)
@@ -185,7 +185,7 @@ func loadSnapshot(ctx context.Context, st *store.Store, tenant string) (*stateIn
 
 // scanState reads the tenant's people with the store's lean scan and
 // indexes them.
-func scanState(ctx context.Context, st *store.Store, tenant string) (*stateIndex, error) {
+func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
 	s := &stateIndex{from: stateFromScan}
 	var people chunked[stateEntry]
 	version, err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {

@@ -16,7 +16,6 @@ import (
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
-	"hrsync/sync/sender"
 )
 
 // Export is one export waiting to be processed: a file of a drop folder or
@@ -319,9 +318,15 @@ func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportRe
 	}
 	if sources.IsFileError(err) || errors.Is(err, ErrUnusable) {
 		x.log.Error("the export cannot be used; it goes to failed/", zap.Error(err))
-		x.er.Outcome, x.er.Error = model.OutcomeFailed, err.Error()
+		// A link is never followed: no retry changes that, so its run asks
+		// for attention rather than failing (a CronJob retries a failure).
+		outcome := model.OutcomeFailed
+		if errors.Is(err, sources.ErrLinkEntry) {
+			outcome = model.OutcomeAttention
+		}
+		x.er.Outcome, x.er.Error = outcome, err.Error()
 		x.er.Cause, x.er.Next = err.Error(), "fix the export and drop it again; it is in the drop folder's failed/"
-		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeFailed, Err: err,
+		return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: outcome, Err: err,
 			SourceFile: x.sourceFile(store.SourceFailed, sources.Stats{})}, false)
 	}
 	return j.fail(ctx, x.log, x.er, nil, err)
@@ -413,7 +418,7 @@ func withRefusals(plan *Plan, refusals []Refusal) []model.Rejection {
 // be refused the same way. An export with other content sends them again.
 func (j *Job) dropRefused(ctx context.Context, plan *Plan) error {
 	var err error
-	plan.Create.Filter(func(p model.Person) bool {
+	plan.Create.Filter(func(p model.Person, _ sources.Hashes) bool {
 		if err != nil {
 			return false
 		}
@@ -427,25 +432,11 @@ func (j *Job) dropRefused(ctx context.Context, plan *Plan) error {
 // refusedAlone tells whether the person's initial grant is not applied
 // because the platform refused them alone (see splittable).
 func (j *Job) refusedAlone(ctx context.Context, externalID string) (bool, error) {
-	key := model.GrantKey(j.opts.Tenant, externalID, j.opts.GrantReason, "1")
-	g, err := j.store.Grant(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
+	refused, err := j.sender.GrantRefusedAlone(ctx, model.GrantKey(j.opts.Tenant, externalID, j.opts.GrantReason, "1"))
 	if err != nil {
-		return false, fmt.Errorf("read grant of %s: %w", externalID, err)
+		return false, fmt.Errorf("initial grant of %s: %w", externalID, err)
 	}
-	if g.State != model.GrantNotApplied {
-		return false, nil
-	}
-	call, err := j.store.GrantCall(ctx, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read the call of %s: %w", externalID, err)
-	}
-	return sender.RefusedAlone(call), nil
+	return refused, nil
 }
 
 // failSource records a failed run for a source that could not be read

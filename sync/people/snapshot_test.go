@@ -25,6 +25,7 @@ import (
 	"hrsync/sources"
 	"hrsync/sources/csvsrc"
 	"hrsync/store"
+	"hrsync/sync/sender"
 )
 
 // testStore is a store for a test and a plain handle on its tables, to
@@ -364,7 +365,7 @@ func TestLoadStateFromSnapshot(t *testing.T) {
 		next = append(next, model.Person{ExternalID: "N1", Email: "n1@example.com", FirstName: "New", LastName: "Hire",
 			Department: "Eng", StartDate: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)})
 		export := writeExport(t, "next.csv", next)
-		job, err := New(Options{Tenant: tenant, CollectionID: "c", Safeguards: DefaultSafeguards()}, ts.st, nil, nil)
+		job, err := New(Options{Tenant: tenant, CollectionID: "c", Safeguards: DefaultSafeguards()}, ts.st, sender.NewJournal(ts.st), nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -484,7 +485,7 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 		}
 		core, logs := observer.New(zap.DebugLevel)
 		job, err := New(Options{Tenant: tenant, CompanyID: "co", CollectionID: "c", Safeguards: DefaultSafeguards()},
-			ts.st, noCalls{t}, zap.New(core))
+			ts.st, sender.NewJournal(ts.st), noCalls{t}, zap.New(core))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,6 @@ import (
 	"hrsync/api"
 	"hrsync/model"
 	"hrsync/sources"
-	"hrsync/store"
 )
 
 // Personalizer personalizes a collection from one person's source fields;
@@ -88,7 +87,7 @@ type Options struct {
 // Job runs the personalization of one tenant.
 type Job struct {
 	opts   Options
-	store  *store.Store
+	store  Store
 	api    Personalizer
 	export LastExport
 	log    *zap.Logger
@@ -96,7 +95,20 @@ type Job struct {
 
 // New checks the options, fills their defaults and returns a job. api may
 // be nil for a job that only plans.
-func New(opts Options, st *store.Store, p Personalizer, export LastExport, log *zap.Logger) (*Job, error) {
+func New(opts Options, st Store, p Personalizer, export LastExport, log *zap.Logger) (*Job, error) {
+	if problems := checkOptions(opts, st, export); len(problems) > 0 {
+		return nil, fmt.Errorf("personalization: %s", strings.Join(problems, "; "))
+	}
+	opts = withDefaults(opts)
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Job{opts: opts, store: st, api: p, export: export, log: log}, nil
+}
+
+// checkOptions lists what is wrong with the options and the job's
+// dependencies, for New.
+func checkOptions(opts Options, st Store, export LastExport) []string {
 	var problems []string
 	if opts.Tenant == "" {
 		problems = append(problems, "tenant is required")
@@ -119,9 +131,11 @@ func New(opts Options, st *store.Store, p Personalizer, export LastExport, log *
 		}
 		seen[c] = true
 	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("personalization: %s", strings.Join(problems, "; "))
-	}
+	return problems
+}
+
+// withDefaults fills the options left zero with their defaults.
+func withDefaults(opts Options) Options {
 	if opts.Concurrency == 0 {
 		opts.Concurrency = DefaultConcurrency
 	}
@@ -143,10 +157,7 @@ func New(opts Options, st *store.Store, p Personalizer, export LastExport, log *
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Job{opts: opts, store: st, api: p, export: export, log: log}, nil
+	return opts
 }
 
 // Enabled reports whether the tenant has collections to personalize.

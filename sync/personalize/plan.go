@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"hrsync/model"
 	"hrsync/sources"
@@ -89,9 +90,43 @@ func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
 	}
 	plan.Source = src.Name()
 	now := j.opts.Now()
+	hires, err := j.readHires(ctx, src, now)
+	if err != nil {
+		return nil, err
+	}
+	plan.InWindow = len(hires)
+	collections, err := j.collections(ctx, plan, now)
+	if err != nil {
+		return nil, err
+	}
+	stored, err := j.store.Personalizations(ctx, j.opts.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range hires {
+		row, known, err := j.store.Person(ctx, j.opts.Tenant, p.ExternalID)
+		if err != nil {
+			return nil, err
+		}
+		if !known || !row.DepartedAt.IsZero() {
+			plan.NotSynced++
+			continue
+		}
+		fp := Fingerprint(p)
+		for _, c := range collections {
+			prev, has := stored[store.PersonalizationKey{ExternalID: p.ExternalID, CollectionID: c}]
+			plan.add(Item{ExternalID: p.ExternalID, CollectionID: c, person: p, fingerprint: fp}, prev, has, now)
+		}
+	}
+	return plan, nil
+}
+
+// readHires reads the accepted records of src whose start date is in the
+// window at now, one per externalId, ordered by externalId.
+func (j *Job) readHires(ctx context.Context, src sources.Source, now time.Time) ([]model.Person, error) {
 	var hires []model.Person
 	seen := map[string]bool{}
-	_, err = src.Read(ctx, sources.Handler{
+	_, err := src.Read(ctx, sources.Handler{
 		Accept: func(p model.Person) error {
 			if seen[p.ExternalID] || !InWindow(p.StartDate, now, j.opts.WindowBefore, j.opts.WindowAfter) {
 				return nil
@@ -109,9 +144,14 @@ func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", src.Name(), err)
 	}
-	plan.InWindow = len(hires)
 	sort.Slice(hires, func(a, b int) bool { return hires[a].ExternalID < hires[b].ExternalID })
+	return hires, nil
+}
 
+// collections returns the configured collections to personalize, in their
+// order, less those the platform refused less than RecheckRefused before
+// now, which go to plan.Refused.
+func (j *Job) collections(ctx context.Context, plan *Plan, now time.Time) ([]string, error) {
 	refused, err := j.store.RefusedCollections(ctx, j.opts.Tenant)
 	if err != nil {
 		return nil, err
@@ -124,50 +164,37 @@ func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
 		}
 		collections = append(collections, c)
 	}
-	stored, err := j.store.Personalizations(ctx, j.opts.Tenant)
-	if err != nil {
-		return nil, err
+	return collections, nil
+}
+
+// add sorts the item of one person and collection into the plan by what
+// is stored of it (prev, when has): a call to make, with its reason, or a
+// count of why none is made.
+func (p *Plan) add(it Item, prev store.Personalization, has bool, now time.Time) {
+	switch {
+	case !has:
+		it.Reason = ReasonNew
+	case prev.Fingerprint != int64(it.fingerprint): //nolint:gosec // the store keeps the uint64's bits in an int64
+		it.Reason = ReasonChanged
+	case prev.State == store.PersonalizationPending:
+		it.Reason = ReasonPending
+	case prev.State == store.PersonalizationRetry && !now.Before(prev.NextAttemptAt):
+		it.Reason = ReasonRetry
+	case prev.State == store.PersonalizationRetry:
+		p.Waiting++
+		return
+	case prev.State == store.PersonalizationDone:
+		p.Unchanged++
+		return
+	case prev.State == store.PersonalizationError:
+		p.Unusable++
+		return
+	default:
+		p.Failed++
+		return
 	}
-	for _, p := range hires {
-		row, known, err := j.store.Person(ctx, j.opts.Tenant, p.ExternalID)
-		if err != nil {
-			return nil, err
-		}
-		if !known || !row.DepartedAt.IsZero() {
-			plan.NotSynced++
-			continue
-		}
-		fp := Fingerprint(p)
-		for _, c := range collections {
-			it := Item{ExternalID: p.ExternalID, CollectionID: c, person: p, fingerprint: fp}
-			prev, has := stored[store.PersonalizationKey{ExternalID: p.ExternalID, CollectionID: c}]
-			switch {
-			case !has:
-				it.Reason = ReasonNew
-			case prev.Fingerprint != int64(fp): //nolint:gosec // the store keeps the uint64's bits in an int64
-				it.Reason = ReasonChanged
-			case prev.State == store.PersonalizationPending:
-				it.Reason = ReasonPending
-			case prev.State == store.PersonalizationRetry && !now.Before(prev.NextAttemptAt):
-				it.Reason = ReasonRetry
-			case prev.State == store.PersonalizationRetry:
-				plan.Waiting++
-				continue
-			case prev.State == store.PersonalizationDone:
-				plan.Unchanged++
-				continue
-			case prev.State == store.PersonalizationError:
-				plan.Unusable++
-				continue
-			default:
-				plan.Failed++
-				continue
-			}
-			if has {
-				it.prev = &prev
-			}
-			plan.Items = append(plan.Items, it)
-		}
+	if has {
+		it.prev = &prev
 	}
-	return plan, nil
+	p.Items = append(p.Items, it)
 }

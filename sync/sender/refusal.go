@@ -1,6 +1,8 @@
 package sender
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -103,6 +105,30 @@ func RefusedAlone(call store.JournalEntry) bool {
 	return call.State == store.JournalNotApplied && call.ItemCount == 1 && splittable(&apiclient.Error{
 		Status: call.HTTPStatus, Message: call.ErrorMessage, Outcome: apiclient.OutcomeNotApplied,
 	})
+}
+
+// GrantRefusedAlone tells whether the grant of key is not applied because
+// the platform refused its person alone (RefusedAlone of its last call);
+// false when the ledger has no such grant or call.
+func (s *Sender) GrantRefusedAlone(ctx context.Context, key string) (bool, error) {
+	g, err := s.store.Grant(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read grant: %w", err)
+	}
+	if g.State != model.GrantNotApplied {
+		return false, nil
+	}
+	call, err := s.store.GrantCall(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the call: %w", err)
+	}
+	return RefusedAlone(call), nil
 }
 
 // maxReason bounds a refusal's reason, in characters.

@@ -126,10 +126,37 @@ func (l List) Len() int { return len(l) }
 // Slice returns items [start, end).
 func (l List) Slice(start, end int) []Item { return l[start:end] }
 
+// Store is the part of the store a Sender uses: the batch journal, where
+// it opens, finishes and resends the calls, and the grants ledger it
+// reads. *store.Store is one. Only the sender holds a Store: the jobs that
+// grant hold a Journal, which opens Senders and nothing else.
+type Store interface {
+	BeginBatch(ctx context.Context, in store.BatchIntent) (journalID int64, err error)
+	FinishBatch(ctx context.Context, journalID int64, out store.BatchOutcome) error
+	BeginResend(ctx context.Context, heldJournalID int64, runID string, sc store.Scope) (journalID int64, err error)
+	HoldInterrupted(ctx context.Context, tenant string, sc store.Scope) (n int, err error)
+	UnknownBatches(ctx context.Context, tenant string, sc store.Scope) ([]store.HeldBatch, error)
+	Grant(ctx context.Context, key string) (model.Grant, error)
+	GrantCall(ctx context.Context, key string) (store.JournalEntry, error)
+}
+
+// Journal is the batch journal as the jobs that grant hold it: it opens
+// Senders on the store it was made with, and the jobs can do nothing else
+// with it, so that only a Sender opens, finishes or resends a batch.
+type Journal struct{ store Store }
+
+// NewJournal returns the journal kept in st.
+func NewJournal(st Store) Journal { return Journal{store: st} }
+
+// Sender returns a Sender that records in the journal (see New).
+func (j Journal) Sender(opts Options, creator Creator, log *zap.Logger) (*Sender, error) {
+	return New(opts, j.store, creator, log)
+}
+
 // Sender sends one tenant's grants of one job with the exactly-once protocol.
 type Sender struct {
 	opts  Options
-	store *store.Store
+	store Store
 	api   Creator
 	log   *zap.Logger
 }
@@ -137,7 +164,7 @@ type Sender struct {
 // New checks the options, fills their defaults and returns a Sender that
 // records in st and calls creator (nil for a Sender that only plans and
 // never sends).
-func New(opts Options, st *store.Store, creator Creator, log *zap.Logger) (*Sender, error) {
+func New(opts Options, st Store, creator Creator, log *zap.Logger) (*Sender, error) {
 	var problems []string
 	if opts.Tenant == "" {
 		problems = append(problems, "tenant is required")

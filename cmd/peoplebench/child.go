@@ -20,6 +20,7 @@ import (
 	"hrsync/sources/csvsrc"
 	"hrsync/store"
 	"hrsync/sync/people"
+	"hrsync/sync/sender"
 )
 
 // configTemplate is the generated configuration: one tenant whose CSV
@@ -140,7 +141,7 @@ func profilePlan(ctx context.Context, t target, next, dir string) (err error) {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer st.Close() //nolint:errcheck // read only
-	job, err := people.New(people.Options{Tenant: tenant, CollectionID: "bench", BatchSize: 100}, st, nil, nil)
+	job, err := people.New(people.Options{Tenant: tenant, CollectionID: "bench", BatchSize: 100}, st, sender.NewJournal(st), nil, nil)
 	if err != nil {
 		return fmt.Errorf("people job: %w", err)
 	}
