@@ -15,12 +15,14 @@ export HRSYNC_TEST_MYSQL_DSN ?= root@tcp(127.0.0.1:3306)/test?parseTime=true
 export HRSYNC_TEST_VERSITYGW ?= $(CURDIR)/bin/tools/versitygw
 export HRSYNC_TEST_MAILPIT ?= $(CURDIR)/bin/tools/mailpit
 
-# Tools are pinned as Go tool dependencies: oapi-codegen in go.mod, golangci-lint in tools/go.mod.
+# Tools are pinned as Go tool dependencies: oapi-codegen in go.mod, golangci-lint and kube-score in
+# tools/go.mod.
 GOLANGCI_LINT := $(GO) tool -modfile=tools/go.mod golangci-lint
+KUBE_SCORE := $(GO) tool -modfile=tools/go.mod kube-score
 
 REDOCLY_CLI ?= @redocly/cli@2.77.0
 
-.PHONY: help build test test-deps test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests soak-grants
+.PHONY: help build test test-deps test-short lint lint-api generate verify bench bench-quick demo emulator clean fuzz manifests soak-grants kube-score image test-db
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -28,10 +30,10 @@ help: ## list the targets
 build: ## build the static binary into bin/hrsync
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/hrsync
 
-test: test-deps ## run every test with the race detector (needs PostgreSQL and MariaDB on loopback)
+test: test-deps test-db ## run every test with the race detector (needs PostgreSQL and MariaDB on loopback)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-deps: ## install what the tests start: sshd, promtool, Pushgateway, Chromium (apt, as root); versitygw, mailpit
+test-deps: ## install what the tests start: sshd, promtool, Pushgateway, Chromium, podman, buildah (apt, as root); versitygw, mailpit
 	@bash tools/test-deps.sh
 
 test-short: ## run the tests without the race detector
@@ -101,6 +103,30 @@ manifests: ## render deploy/kubernetes/overlays/* with the image tag VERSION int
 	  $(KUBECTL) kustomize $$k >$(MANIFESTS)/$$o.yaml; \
 	  echo "$(MANIFESTS)/$$o.yaml (image tag $(VERSION))"; \
 	done; rm -rf $(MANIFESTS)/.kustomize
+
+# make kube-score renders each overlay and scores it with kube-score's default checks; a warning
+# fails like a critical finding. An exception is a kube-score/ignore annotation in the manifest,
+# with the reason in a comment above it (deploy/kubernetes checks there is one).
+kube-score: ## score the rendered Kubernetes overlays with kube-score (pinned in tools/go.mod)
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	for o in $(OVERLAYS); do \
+	  $(KUBECTL) kustomize deploy/kubernetes/overlays/$$o >$$tmp/$$o.yaml; \
+	  if out=$$($(KUBE_SCORE) score --output-format ci --exit-one-on-warning $$tmp/$$o.yaml); then \
+	    echo "kube-score $$o: ok"; \
+	  else \
+	    echo "$$out" | grep -v -E '^\[(OK|SKIPPED)\]'; echo "kube-score $$o: FAILED"; exit 1; \
+	  fi; \
+	done
+
+# make image builds the container image without pulling anything (tools/image.sh): the static binary,
+# the CA bundle and time zones of this machine, and user 65532, over scratch, with buildah. The
+# Dockerfile is the reference build; this one has the same content and metadata.
+IMAGE ?= localhost/hrsync:$(VERSION)
+image: ## build the container image IMAGE with buildah, from scratch, no registry (tools/image.sh)
+	@VERSION=$(VERSION) IMAGE=$(IMAGE) bash tools/image.sh
+
+test-db: ## create the test databases (PostgreSQL and MariaDB "test") on loopback, if missing
+	@bash tools/test-db.sh
 
 clean: ## remove build output
 	rm -rf bin

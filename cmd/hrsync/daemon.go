@@ -68,9 +68,9 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 	}
 	out := cmd.OutOrStdout()
 	var claimer daemon.Claimer
-	if j.st.Dialect() == "postgres" {
+	if j.st.Capabilities().ClaimTicks {
 		claimer = tickClaimer{j.st}
-		a.log.Info("PostgreSQL state: this daemon is one replica of a fleet; each tick is claimed by one replica",
+		a.log.Info("state shared by replicas: this daemon is one replica of a fleet; each tick is claimed by one replica",
 			zap.String("replica", a.replica))
 	}
 	d, err := daemon.New(daemon.Options{

@@ -93,12 +93,6 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 	}
 }
 
-// jobGauges names the scrape-time gauges a job's pushed group carries.
-func jobGauges(job model.Job) []string {
-	k, _ := runner.LookupKind(job)
-	return k.Gauges
-}
-
 // tenantNames lists the tenants' names (never nil, for JSON).
 func tenantNames(tenants []config.Tenant) []string {
 	names := make([]string, 0, len(tenants))
@@ -165,7 +159,7 @@ func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []runner
 	}
 	groups := make([]metrics.Group, 0, len(ends))
 	for _, e := range ends {
-		groups = append(groups, metrics.Group{Job: string(e.Key.Job), Tenant: e.Key.Tenant, TenantGauges: jobGauges(e.Key.Job)})
+		groups = append(groups, metrics.Group{Job: string(e.Key.Job), Tenant: e.Key.Tenant, TenantGauges: runner.GaugesOf(e.Key.Job)})
 	}
 	// Pushed even when the run was stopped by a signal: its outcome is what
 	// an alert wants to see.

@@ -70,6 +70,9 @@ func checkPod(t *testing.T, spec corev1.PodSpec, pc podChecks) corev1.Container 
 	if repo != imageName || tag == "" || tag == "latest" || tag != pc.tag {
 		t.Errorf("image %q, want %s tagged %q (the overlay's images: newTag), never latest", c.Image, imageName, pc.tag)
 	}
+	if c.ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("imagePullPolicy %q, want Always (base/deployment.yaml says why)", c.ImagePullPolicy)
+	}
 	for _, e := range c.Env {
 		if e.Name == config.EnvAPIToken || e.Name == config.EnvStoreURL || strings.Contains(strings.ToUpper(e.Name), "TOKEN") {
 			t.Errorf("env %s: secrets come as mounted files (api.tokenFile, store.urlFile), not variables", e.Name)

@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // podEnd is how a pod of the Job ended: the exit code of its container,
@@ -92,111 +91,6 @@ func checkFailurePolicy(t *testing.T, p *batchv1.PodFailurePolicy, container str
 	} {
 		if got := policyAction(p, container, c.end); got != c.want {
 			t.Errorf("exit %d (disrupted %v): %s, want %s (%s)", c.end.exitCode, c.end.disrupted, got, c.want, c.why)
-		}
-	}
-}
-
-// Ports the pods may reach.
-const (
-	portDNS      = 53
-	portHTTPS    = 443
-	portPostgres = 5432
-	portHTTP     = 9090
-	portPushgate = 9091
-)
-
-// privateRanges are the ranges the rule to the platform must leave out:
-// the cluster's and the cloud's own networks and the metadata endpoint.
-var privateRanges = []string{"10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16"}
-
-// checkNetworkPolicy wants the policy to select every pod of hrsync and to
-// let them reach DNS, the platform over HTTPS, when wantDatabase the
-// PostgreSQL store, and when the build has CronJobs the Pushgateway they
-// push their metrics to; nothing else. Ingress only on the HTTP port.
-func checkNetworkPolicy(t *testing.T, objs objects, wantDatabase bool) {
-	t.Helper()
-	if len(objs.networkPolicies) != 1 {
-		t.Fatalf("%d NetworkPolicies, want 1", len(objs.networkPolicies))
-	}
-	np := objs.networkPolicies[0]
-	var pods []map[string]string
-	for _, d := range objs.deployments {
-		pods = append(pods, d.Spec.Template.Labels)
-	}
-	for _, cj := range objs.cronJobs {
-		pods = append(pods, cj.Spec.JobTemplate.Spec.Template.Labels)
-	}
-	for _, labels := range pods {
-		for k, v := range np.Spec.PodSelector.MatchLabels {
-			if labels[k] != v {
-				t.Errorf("the NetworkPolicy does not select pods labelled %v", labels)
-			}
-		}
-	}
-	if len(np.Spec.PodSelector.MatchLabels) == 0 {
-		t.Error("the NetworkPolicy selects every pod of the namespace")
-	}
-	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
-		t.Errorf("policyTypes %v, want Ingress and Egress", np.Spec.PolicyTypes)
-	}
-	for i, r := range np.Spec.Ingress {
-		if len(r.Ports) == 0 || slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port == nil || p.Port.IntValue() != portHTTP }) {
-			t.Errorf("ingress rule %d: ports %v, want %d alone", i, r.Ports, portHTTP)
-		}
-	}
-	seen := map[int]bool{}
-	for i, r := range np.Spec.Egress {
-		if len(r.To) == 0 || len(r.Ports) == 0 {
-			t.Errorf("egress rule %d allows every destination or every port", i)
-			continue
-		}
-		for _, p := range r.Ports {
-			port := 0
-			if p.Port != nil {
-				port = p.Port.IntValue()
-			}
-			seen[port] = true
-			checkEgressPeers(t, i, port, r.To)
-		}
-	}
-	for _, port := range []int{portDNS, portHTTPS} {
-		if !seen[port] {
-			t.Errorf("no egress rule for port %d", port)
-		}
-	}
-	if seen[portPostgres] != wantDatabase {
-		t.Errorf("egress to PostgreSQL (%d) allowed: %v, want %v", portPostgres, seen[portPostgres], wantDatabase)
-	}
-	if wantPush := len(objs.cronJobs) > 0; seen[portPushgate] != wantPush {
-		t.Errorf("egress to the Pushgateway (%d) allowed: %v, want %v (CronJobs push their metrics)", portPushgate, seen[portPushgate], wantPush)
-	}
-}
-
-// checkEgressPeers checks the destinations of an egress rule for its port.
-func checkEgressPeers(t *testing.T, rule, port int, to []networkingv1.NetworkPolicyPeer) {
-	t.Helper()
-	for _, peer := range to {
-		switch port {
-		case portDNS:
-			if peer.PodSelector == nil || peer.PodSelector.MatchLabels["k8s-app"] != "kube-dns" || peer.IPBlock != nil {
-				t.Errorf("egress rule %d: DNS to %+v, want the cluster's resolver (k8s-app=kube-dns) alone", rule, peer)
-			}
-		case portHTTPS:
-			if peer.IPBlock == nil {
-				t.Errorf("egress rule %d: HTTPS to %+v, want public addresses (an ipBlock)", rule, peer)
-				continue
-			}
-			for _, r := range privateRanges {
-				if !slices.Contains(peer.IPBlock.Except, r) {
-					t.Errorf("egress rule %d: HTTPS to %s does not leave out %s", rule, peer.IPBlock.CIDR, r)
-				}
-			}
-		case portPostgres, portPushgate:
-			if peer.PodSelector == nil && peer.IPBlock == nil || peer.PodSelector != nil && len(peer.PodSelector.MatchLabels) == 0 {
-				t.Errorf("egress rule %d: port %d to every pod of the selected namespaces", rule, port)
-			}
-		default:
-			t.Errorf("egress rule %d allows port %d: only DNS, the platform, the database and the Pushgateway", rule, port)
 		}
 	}
 }

@@ -124,6 +124,13 @@ func LookupKind(job model.Job) (Kind, bool) {
 	return Kind{}, false
 }
 
+// GaugesOf names the scrape-time gauges the pushed metrics group of job
+// carries (Kind.Gauges); none for a job not registered.
+func GaugesOf(job model.Job) []string {
+	k, _ := LookupKind(job)
+	return k.Gauges
+}
+
 // Jobs lists the registered jobs by Order: the jobs of `run all`.
 func Jobs() []model.Job {
 	out := make([]model.Job, 0, len(kinds))
