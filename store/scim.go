@@ -121,10 +121,40 @@ func checkUserName(u directory.User) error {
 	return nil
 }
 
-// conflict maps a unique violation of scim_users to directory.ErrConflict.
+// checkUnique fails with directory.ErrConflict, naming the attribute as
+// directory.Memory does, when another live user of the tenant than id holds
+// u's userName or externalId. The unique indexes enforce the same; this
+// look first only names which attribute is taken.
+func checkUnique(ctx context.Context, tx *sqlx.Tx, tenant, id string, u directory.User) error {
+	var n int
+	if err := tx.QueryRowxContext(ctx, tx.Rebind(`SELECT COUNT(*) FROM scim_users
+		WHERE tenant = ? AND user_name_key = ? AND deleted_at IS NULL AND id <> ?`),
+		tenant, strings.ToLower(u.UserName), id).Scan(&n); err != nil {
+		return fmt.Errorf("check userName: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: userName is taken", directory.ErrConflict)
+	}
+	if u.ExternalID == "" {
+		return nil
+	}
+	if err := tx.QueryRowxContext(ctx, tx.Rebind(`SELECT COUNT(*) FROM scim_users
+		WHERE tenant = ? AND external_id = ? AND deleted_at IS NULL AND id <> ?`),
+		tenant, u.ExternalID, id).Scan(&n); err != nil {
+		return fmt.Errorf("check externalId: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: externalId is taken", directory.ErrConflict)
+	}
+	return nil
+}
+
+// conflict maps a unique violation of scim_users to directory.ErrConflict:
+// a concurrent write took the userName (or, more rarely, the externalId)
+// after checkUnique looked.
 func (d *SCIMDirectory) conflict(err error) error {
 	if d.s.db.IsUniqueViolation(err) {
-		return fmt.Errorf("%w: userName or externalId is taken: %w", directory.ErrConflict, err)
+		return fmt.Errorf("%w: userName is taken (by a concurrent write)", directory.ErrConflict)
 	}
 	return err
 }
@@ -178,6 +208,9 @@ func (d *SCIMDirectory) Create(ctx context.Context, w directory.Write, u directo
 	err = d.s.inTx(ctx, "create user", func(tx *sqlx.Tx) error {
 		seq, err := nextSeq(ctx, tx, w.Tenant)
 		if err != nil {
+			return err
+		}
+		if err := checkUnique(ctx, tx, w.Tenant, "", u); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO scim_users (tenant, id, user_name, user_name_key,
@@ -295,6 +328,9 @@ func (d *SCIMDirectory) store(ctx context.Context, tx *sqlx.Tx, w directory.Writ
 	}
 	seq, err := nextSeq(ctx, tx, w.Tenant)
 	if err != nil {
+		return err
+	}
+	if err := checkUnique(ctx, tx, w.Tenant, u.ID, u); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE scim_users SET user_name = ?, user_name_key = ?, external_id = ?,

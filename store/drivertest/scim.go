@@ -3,6 +3,7 @@ package drivertest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"hrsync/sources/scim/directory"
@@ -61,6 +62,9 @@ func testSCIMAuditAndRefusals(t *testing.T, d Backend) {
 	dup.UserName = "U1@EXAMPLE.COM"
 	_, err = dir.Create(c, w, dup)
 	wantErr(t, err, directory.ErrConflict)
+	if strings.Contains(err.Error(), "externalId") {
+		t.Fatalf("a userName conflict names externalId: %v", err)
+	}
 	stale := w
 	stale.IfVersion = 1
 	_, err = dir.Replace(c, stale, a.ID, scimUser(1))
@@ -74,6 +78,9 @@ func testSCIMAuditAndRefusals(t *testing.T, d Backend) {
 	must(t, err)
 	_, err = dir.Update(c, w, taken.ID, func(u directory.User) (directory.User, error) { u.ExternalID = "ext-1"; return u, nil })
 	wantErr(t, err, directory.ErrConflict)
+	if !strings.Contains(err.Error(), "externalId") {
+		t.Fatalf("an externalId conflict does not name it: %v", err)
+	}
 
 	users, audit := scimCounts(t, b)
 	if users != 3 || audit != before+1 {

@@ -138,7 +138,9 @@ func matches(u User, filter []Term) bool {
 				return false
 			}
 		case AttrUserName:
-			if !strings.EqualFold(u.UserName, term.Value) {
+			// The lower-cased forms, the key uniqueness uses (and the store's
+			// index): strings.EqualFold would differ for a few runes (ſ, K).
+			if strings.ToLower(u.UserName) != strings.ToLower(term.Value) {
 				return false
 			}
 		case AttrExternalID:
