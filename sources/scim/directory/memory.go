@@ -140,7 +140,7 @@ func matches(u User, filter []Term) bool {
 		case AttrUserName:
 			// The lower-cased forms, the key uniqueness uses (and the store's
 			// index): strings.EqualFold would differ for a few runes (ſ, K).
-			if strings.ToLower(u.UserName) != strings.ToLower(term.Value) {
+			if key := strings.ToLower(term.Value); strings.ToLower(u.UserName) != key {
 				return false
 			}
 		case AttrExternalID:
