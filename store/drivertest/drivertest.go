@@ -110,6 +110,7 @@ func Run(t *testing.T, b Backend) {
 		{"SCIMDirectory", testSCIMDirectory},
 		{"SCIMAuditAndRefusals", testSCIMAuditAndRefusals},
 		{"SCIMUsersFeed", testSCIMUsersFeed},
+		{"SCIMConcurrentUpdates", testSCIMConcurrentUpdates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
