@@ -22,14 +22,19 @@ import (
 // Every method is one transaction. A write and its audit entry commit
 // together, before the method returns (DESIGN.md, invariant 10). Uniqueness
 // of userName (per tenant, lower-cased) and of externalId (per tenant, when
-// set) is enforced by unique indexes: a write that breaks one fails with
-// directory.ErrConflict and stores nothing. Update reads the user with the
-// dialect's row lock (ForUpdate), so two updates of one user serialize.
+// set) is enforced by unique indexes over the live users: a write that
+// breaks one fails with directory.ErrConflict and stores nothing. Update
+// and Replace read the user with the dialect's row lock (ForUpdate), so two
+// updates of one user serialize and neither is lost.
 //
-// Every write that changes a user takes the tenant's next change sequence
-// (scim_tenants), which is also the sequence of its audit entry; the
-// sequence's row lock makes the sequences of a tenant commit in order, which
-// is what lets the people job read "changes since N" (SCIMUsers).
+// Every write that changes a user first takes the tenant's next change
+// sequence (scim_tenants), which is also the sequence of its audit entry.
+// That row's lock serializes a tenant's writes on PostgreSQL (SQLite's one
+// writer serializes all of them): the sequences of a tenant commit in order,
+// which is what lets the people job read "changes since N" (SCIMUsers), and
+// the look for a taken userName or externalId that precedes each write sees
+// every earlier write, so the error names the attribute taken; the indexes
+// stay the guarantee.
 //
 // List filters are evaluated in SQL: a filter's terms are only equality on
 // id, externalId (exact) and userName (on the lower-cased key, the same key
