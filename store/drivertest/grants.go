@@ -78,193 +78,10 @@ func grantIn(t *testing.T, s *store.Store, tenant, ext string, st model.GrantSta
 
 func testBatches(t *testing.T, d Backend) {
 	eachStore(t, d, func(t *testing.T, s *store.Store) {
-		t.Run("intent before the call, outcome after", func(t *testing.T) {
-			startRun(t, s, "r-ok", "ok")
-			in := intent("r-ok", "ok", "idem-1", "e1", "e2")
-			id, err := s.BeginBatch(ctx(t), in)
-			must(t, err)
-
-			j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
-			must(t, err)
-			if len(j) != 1 || j[0].ID != id || j[0].State != store.JournalSent || j[0].IdempotencyKey != "idem-1" ||
-				j[0].RequestSHA != "sha-idem-1" || j[0].ItemCount != 2 || j[0].Operation != store.OpCreatePeople ||
-				!j[0].FinishedAt.IsZero() {
-				t.Fatalf("journal after intent = %+v", j)
-			}
-			for _, ext := range []string{"e1", "e2"} {
-				g := grantState(t, s, "ok", ext)
-				if g.State != model.GrantPending || g.Attempts != 1 || g.Amount != 50 {
-					t.Fatalf("grant %s after intent = %+v", ext, g)
-				}
-				p, ok, err := s.Person(ctx(t), "ok", ext)
-				must(t, err)
-				if !ok || p.RemoteID != "" || !p.CreatedOnPlatformAt.IsZero() {
-					t.Fatalf("person %s after intent = %+v, %v", ext, p, ok)
-				}
-			}
-
-			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{
-				State: store.JournalSucceeded, HTTPStatus: 201,
-				RemoteIDs: map[string]string{"e1": "rem-1", "e2": "rem-2"}, FinishedAt: at(4, 0),
-			}))
-			j, err = s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
-			must(t, err)
-			if j[0].State != store.JournalSucceeded || j[0].HTTPStatus != 201 || !j[0].FinishedAt.Equal(at(4, 0)) {
-				t.Fatalf("journal after outcome = %+v", j[0])
-			}
-			for i, ext := range []string{"e1", "e2"} {
-				if g := grantState(t, s, "ok", ext); g.State != model.GrantApplied {
-					t.Fatalf("grant %s = %s, want applied", ext, g.State)
-				}
-				p, _, err := s.Person(ctx(t), "ok", ext)
-				must(t, err)
-				if p.RemoteID != fmt.Sprintf("rem-%d", i+1) || !p.CreatedOnPlatformAt.Equal(at(4, 0)) {
-					t.Fatalf("person %s after outcome = %+v", ext, p)
-				}
-			}
-			totals, err := s.GrantTotals(ctx(t), "ok")
-			must(t, err)
-			if len(totals) != 2 || totals["e1"] != 50 || totals["e2"] != 50 {
-				t.Fatalf("totals = %v", totals)
-			}
-		})
-
-		t.Run("a failed call records why, and the batch can be finished only once", func(t *testing.T) {
-			startRun(t, s, "r-fail", "fail")
-			id, err := s.BeginBatch(ctx(t), intent("r-fail", "fail", "idem-f", "f1"))
-			must(t, err)
-			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{
-				State: store.JournalNotApplied, HTTPStatus: 400, ErrorCode: "invalid_input", ErrorMessage: "bad email",
-			}))
-			g := grantState(t, s, "fail", "f1")
-			if g.State != model.GrantNotApplied || !strings.Contains(g.LastError, "400") || !strings.Contains(g.LastError, "invalid_input") {
-				t.Fatalf("grant = %+v", g)
-			}
-			wantErr(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrJournalState)
-			// An unknown outcome, once recorded, is not overwritten either.
-			uk, err := s.BeginBatch(ctx(t), intent("r-fail", "fail", "idem-u", "f2"))
-			must(t, err)
-			must(t, s.FinishBatch(ctx(t), uk, store.BatchOutcome{State: store.JournalUnknown, ErrorMessage: "timeout"}))
-			wantErr(t, s.FinishBatch(ctx(t), uk, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrJournalState)
-			if g := grantState(t, s, "fail", "f2"); g.State != model.GrantUnknown {
-				t.Fatalf("grant f2 = %s, want unknown", g.State)
-			}
-			wantErr(t, s.FinishBatch(ctx(t), 987654, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrNotFound)
-			if err := s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSent}); err == nil {
-				t.Fatal("outcome state sent accepted")
-			}
-			totals, err := s.GrantTotals(ctx(t), "fail")
-			must(t, err)
-			if len(totals) != 0 {
-				t.Fatalf("totals of a failed batch = %v", totals)
-			}
-		})
-
-		t.Run("a grant is sent again only from not_applied", func(t *testing.T) {
-			for _, st := range []model.GrantState{
-				model.GrantPending, model.GrantApplied, model.GrantUnknown, model.GrantVoided, model.GrantNotApplied,
-			} {
-				t.Run(string(st), func(t *testing.T) {
-					tenant := "again-" + string(st)
-					key := grantIn(t, s, tenant, "x", st)
-					before := journalCount(t, s, tenant)
-					startRun(t, s, "r2-"+tenant, tenant)
-					in := intent("r2-"+tenant, tenant, "second", "y", "x")
-					in.Grants[1].Amount = 75
-					id, err := s.BeginBatch(ctx(t), in)
-					if st == model.GrantNotApplied {
-						must(t, err)
-						g := grantState(t, s, tenant, "x")
-						if g.State != model.GrantPending || g.Attempts != 2 || g.Amount != 75 || g.LastError != "" {
-							t.Fatalf("resent grant = %+v", g)
-						}
-						j, err := s.Journal(ctx(t), store.JournalFilter{Tenant: tenant, States: []store.JournalState{store.JournalSent}})
-						must(t, err)
-						if len(j) != 1 || j[0].ID != id {
-							t.Fatalf("sent entries = %+v", j)
-						}
-						return
-					}
-					wantErr(t, err, store.ErrGrantConflict)
-					var ce *store.GrantConflictError
-					if !errors.As(err, &ce) || ce.Key != key || ce.State != st {
-						t.Fatalf("error = %v, want a conflict naming %s in %s", err, key, st)
-					}
-					if !strings.Contains(err.Error(), key) {
-						t.Fatalf("error %q does not name the key", err)
-					}
-					// Nothing of the refused batch was written.
-					if n := journalCount(t, s, tenant); n != before {
-						t.Fatalf("journal grew from %d to %d", before, n)
-					}
-					if _, ok, err := s.Person(ctx(t), tenant, "y"); err != nil || ok {
-						t.Fatalf("person y written by a refused batch (%v)", err)
-					}
-					if g := grantState(t, s, tenant, "x"); g.State != st || g.Attempts != 1 {
-						t.Fatalf("grant changed by a refused batch: %+v", g)
-					}
-				})
-			}
-		})
-
-		t.Run("a unique violation on the grant's identity is reported, not swallowed", func(t *testing.T) {
-			grantIn(t, s, "uniq", "u", model.GrantApplied)
-			startRun(t, s, "r-uniq", "uniq")
-			in := intent("r-uniq", "uniq", "other-key", "u")
-			in.Grants[0].Key = "a-different-key-for-the-same-grant"
-			_, err := s.BeginBatch(ctx(t), in)
-			wantErr(t, err, store.ErrGrantConflict)
-			if n := journalCount(t, s, "uniq"); n != 1 {
-				t.Fatalf("journal has %d entries, want 1", n)
-			}
-		})
-
-		t.Run("two concurrent intents for one grant: exactly one wins", func(t *testing.T) {
-			startRun(t, s, "r-race", "race")
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for i := range errs {
-				wg.Go(func() {
-					_, errs[i] = s.BeginBatch(ctx(t), intent("r-race", "race", fmt.Sprintf("k%d", i), "z"))
-				})
-			}
-			wg.Wait()
-			ok, conflict := 0, 0
-			for _, err := range errs {
-				switch {
-				case err == nil:
-					ok++
-				case errors.Is(err, store.ErrGrantConflict):
-					conflict++
-				default:
-					t.Fatalf("unexpected error: %v", err)
-				}
-			}
-			if ok != 1 || conflict != 1 {
-				t.Fatalf("ok = %d, conflicts = %d", ok, conflict)
-			}
-		})
-
-		t.Run("invalid intents are refused", func(t *testing.T) {
-			startRun(t, s, "r-bad", "bad")
-			for name, in := range map[string]store.BatchIntent{
-				"no key": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople},
-				"no job": {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1)}},
-				"other job": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", People: []store.PersonRow{person("a", 1)},
-					Grants: []model.Grant{{ExternalID: "a", Job: "grants", Reason: "welcome", Occurrence: "1", Amount: 1}}},
-				"other tenant": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
-				"twice":        {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
-				"no person":    {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},
-				"unknown run":  intent("no-such-run", "bad", "k", "a"),
-			} {
-				if _, err := s.BeginBatch(ctx(t), in); err == nil {
-					t.Errorf("%s: accepted", name)
-				}
-			}
-			if n := journalCount(t, s, "bad"); n != 0 {
-				t.Fatalf("journal has %d entries", n)
-			}
-		})
+		testBatchesOutcome(t, s)
+		testBatchesFailed(t, s)
+		testBatchesSendAgain(t, s)
+		testBatchesRefused(t, s)
 	})
 }
 
@@ -381,46 +198,7 @@ func testGrantTransitions(t *testing.T, d Backend) {
 				})
 			}
 		}
-		t.Run("unknown key", func(t *testing.T) {
-			wantErr(t, s.ReleaseGrant(ctx(t), "no/such/grant/key", ""), store.ErrNotFound)
-		})
-		t.Run("a released grant is sent again and can apply", func(t *testing.T) {
-			key := grantIn(t, s, "rel", "p", model.GrantUnknown)
-			must(t, s.ReleaseGrant(ctx(t), key, "checked"))
-			startRun(t, s, "rel-2", "rel")
-			id, err := s.BeginBatch(ctx(t), intent("rel-2", "rel", "k-again", "p"))
-			must(t, err)
-			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded}))
-			g := grantState(t, s, "rel", "p")
-			if g.State != model.GrantApplied || g.Attempts != 2 {
-				t.Fatalf("grant = %+v", g)
-			}
-		})
-		t.Run("list grants by tenant, state and person", func(t *testing.T) {
-			grantIn(t, s, "list", "a", model.GrantApplied)
-			grantIn(t, s, "list", "b", model.GrantUnknown)
-			grantIn(t, s, "list", "c", model.GrantNotApplied)
-			all, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list"})
-			must(t, err)
-			if len(all) != 3 || all[0].ExternalID != "a" || all[2].ExternalID != "c" {
-				t.Fatalf("all = %+v", all)
-			}
-			held, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list", States: []model.GrantState{model.GrantUnknown, model.GrantNotApplied}})
-			must(t, err)
-			if len(held) != 2 || held[0].ExternalID != "b" || held[1].ExternalID != "c" {
-				t.Fatalf("held = %+v", held)
-			}
-			one, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list", ExternalID: "a"})
-			must(t, err)
-			if len(one) != 1 || one[0].State != model.GrantApplied || one[0].Reason != "welcome" || one[0].Occurrence != "2025" {
-				t.Fatalf("one = %+v", one)
-			}
-			limited, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list", Limit: 2})
-			must(t, err)
-			if len(limited) != 2 {
-				t.Fatalf("limited = %d", len(limited))
-			}
-		})
+		testGrantReleaseAndList(t, s)
 	})
 }
 
@@ -455,42 +233,7 @@ func testUnknownBatchesAndResend(t *testing.T, d Backend) {
 				t.Fatalf("second = %+v", held[1])
 			}
 		})
-		t.Run("a held batch is resent with the same key and request", func(t *testing.T) {
-			startRun(t, s, "r2", "idem")
-			id, err := s.BeginResend(ctx(t), id1, "r2", peopleScope())
-			must(t, err)
-			j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r2"})
-			must(t, err)
-			if len(j) != 1 || j[0].ID != id || j[0].IdempotencyKey != "key-1" || j[0].RequestSHA != "sha-key-1" ||
-				j[0].ItemCount != 2 || j[0].ResendOf != id1 || j[0].State != store.JournalSent {
-				t.Fatalf("resend entry = %+v", j)
-			}
-			for _, ext := range []string{"a", "b"} {
-				if g := grantState(t, s, "idem", ext); g.State != model.GrantPending || g.Attempts != 2 {
-					t.Fatalf("grant %s = %+v", ext, g)
-				}
-			}
-			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded, HTTPStatus: 201}))
-			totals, err := s.GrantTotals(ctx(t), "idem")
-			must(t, err)
-			if len(totals) != 3 || totals["a"] != 50 || totals["b"] != 50 || totals["d"] != 50 {
-				t.Fatalf("totals = %v", totals)
-			}
-			left, err := s.UnknownBatches(ctx(t), "idem", peopleScope())
-			must(t, err)
-			if len(left) != 1 || left[0].Journal.ID != id2 {
-				t.Fatalf("left = %+v", left)
-			}
-		})
-		t.Run("only a held batch with held grants can be resent", func(t *testing.T) {
-			startRun(t, s, "r3", "idem")
-			_, err := s.BeginResend(ctx(t), id3, "r3", peopleScope()) // succeeded
-			wantErr(t, err, store.ErrJournalState)
-			_, err = s.BeginResend(ctx(t), id1, "r3", peopleScope()) // its grants were resent already
-			wantErr(t, err, store.ErrJournalState)
-			_, err = s.BeginResend(ctx(t), 424242, "r3", peopleScope())
-			wantErr(t, err, store.ErrNotFound)
-		})
+		testUnknownBatchesResend(t, s, id1, id2, id3)
 	})
 }
 
@@ -545,56 +288,341 @@ func testUnaccountedPeopleAreHeld(t *testing.T, d Backend) {
 				t.Fatalf("journal = %+v, want one succeeded entry that says why", j)
 			}
 		})
-		t.Run("it is not offered for a resend with the key", func(t *testing.T) {
-			held, err := s.UnknownBatches(ctx(t), "acc", peopleScope())
-			must(t, err)
-			if len(held) != 0 {
-				t.Fatalf("unknown batches = %+v, want none", held)
-			}
-			startRun(t, s, "r2", "acc")
-			_, err = s.BeginResend(ctx(t), id, "r2", peopleScope())
-			wantErr(t, err, store.ErrJournalState)
-		})
-		t.Run("the operator settles it", func(t *testing.T) {
-			must(t, s.ConfirmGrant(ctx(t), model.GrantKey("acc", "b", "welcome", "2025"), "seen on the platform"))
-			if g := grantState(t, s, "acc", "b"); g.State != model.GrantApplied {
-				t.Fatalf("grant b = %+v after confirm", g)
-			}
-		})
-		t.Run("only a success answer can leave people unaccounted", func(t *testing.T) {
-			startRun(t, s, "r3", "acc")
-			id, err := s.BeginBatch(ctx(t), intent("r3", "acc", "key-bad", "d"))
-			must(t, err)
-			err = s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalUnknown, Unaccounted: []string{"d"}})
-			if err == nil || !strings.Contains(err.Error(), "only a success answer") {
-				t.Fatalf("error = %v", err)
-			}
-			if g := grantState(t, s, "acc", "d"); g.State != model.GrantPending {
-				t.Fatalf("grant d = %+v, want still pending", g)
-			}
-		})
-		t.Run("a late answer to an interrupted call holds only the unaccounted", func(t *testing.T) {
-			startRun(t, s, "r4", "late")
-			id, err := s.BeginBatch(ctx(t), intent("r4", "late", "key-late", "x", "y"))
-			must(t, err)
-			n, err := s.HoldInterrupted(ctx(t), "late", peopleScope())
-			must(t, err)
-			if n != 2 {
-				t.Fatalf("held %d, want 2", n)
-			}
-			must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded,
-				RemoteIDs: map[string]string{"x": "rid-x"}, Unaccounted: []string{"y"}}))
-			if g := grantState(t, s, "late", "x"); g.State != model.GrantApplied {
-				t.Errorf("grant x = %+v, want applied", g)
-			}
-			if g := grantState(t, s, "late", "y"); g.State != model.GrantUnknown {
-				t.Errorf("grant y = %+v, want unknown", g)
-			}
-			held, err := s.UnknownBatches(ctx(t), "late", peopleScope())
-			must(t, err)
-			if len(held) != 0 {
-				t.Fatalf("unknown batches = %+v, want none", held)
-			}
-		})
+		testUnaccountedResendAndSettle(t, s, id)
 	})
+}
+
+func testUnaccountedResendAndSettle(t *testing.T, s *store.Store, id int64) {
+	t.Run("it is not offered for a resend with the key", func(t *testing.T) {
+		held, err := s.UnknownBatches(ctx(t), "acc", peopleScope())
+		must(t, err)
+		if len(held) != 0 {
+			t.Fatalf("unknown batches = %+v, want none", held)
+		}
+		startRun(t, s, "r2", "acc")
+		_, err = s.BeginResend(ctx(t), id, "r2", peopleScope())
+		wantErr(t, err, store.ErrJournalState)
+	})
+	t.Run("the operator settles it", func(t *testing.T) {
+		must(t, s.ConfirmGrant(ctx(t), model.GrantKey("acc", "b", "welcome", "2025"), "seen on the platform"))
+		if g := grantState(t, s, "acc", "b"); g.State != model.GrantApplied {
+			t.Fatalf("grant b = %+v after confirm", g)
+		}
+	})
+	t.Run("only a success answer can leave people unaccounted", func(t *testing.T) {
+		startRun(t, s, "r3", "acc")
+		id, err := s.BeginBatch(ctx(t), intent("r3", "acc", "key-bad", "d"))
+		must(t, err)
+		err = s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalUnknown, Unaccounted: []string{"d"}})
+		if err == nil || !strings.Contains(err.Error(), "only a success answer") {
+			t.Fatalf("error = %v", err)
+		}
+		if g := grantState(t, s, "acc", "d"); g.State != model.GrantPending {
+			t.Fatalf("grant d = %+v, want still pending", g)
+		}
+	})
+	t.Run("a late answer to an interrupted call holds only the unaccounted", func(t *testing.T) {
+		startRun(t, s, "r4", "late")
+		id, err := s.BeginBatch(ctx(t), intent("r4", "late", "key-late", "x", "y"))
+		must(t, err)
+		n, err := s.HoldInterrupted(ctx(t), "late", peopleScope())
+		must(t, err)
+		if n != 2 {
+			t.Fatalf("held %d, want 2", n)
+		}
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded,
+			RemoteIDs: map[string]string{"x": "rid-x"}, Unaccounted: []string{"y"}}))
+		if g := grantState(t, s, "late", "x"); g.State != model.GrantApplied {
+			t.Errorf("grant x = %+v, want applied", g)
+		}
+		if g := grantState(t, s, "late", "y"); g.State != model.GrantUnknown {
+			t.Errorf("grant y = %+v, want unknown", g)
+		}
+		held, err := s.UnknownBatches(ctx(t), "late", peopleScope())
+		must(t, err)
+		if len(held) != 0 {
+			t.Fatalf("unknown batches = %+v, want none", held)
+		}
+	})
+}
+
+func testUnknownBatchesResend(t *testing.T, s *store.Store, id1, id2, id3 int64) {
+	t.Run("a held batch is resent with the same key and request", func(t *testing.T) {
+		startRun(t, s, "r2", "idem")
+		id, err := s.BeginResend(ctx(t), id1, "r2", peopleScope())
+		must(t, err)
+		j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r2"})
+		must(t, err)
+		if len(j) != 1 || j[0].ID != id || j[0].IdempotencyKey != "key-1" || j[0].RequestSHA != "sha-key-1" ||
+			j[0].ItemCount != 2 || j[0].ResendOf != id1 || j[0].State != store.JournalSent {
+			t.Fatalf("resend entry = %+v", j)
+		}
+		for _, ext := range []string{"a", "b"} {
+			if g := grantState(t, s, "idem", ext); g.State != model.GrantPending || g.Attempts != 2 {
+				t.Fatalf("grant %s = %+v", ext, g)
+			}
+		}
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded, HTTPStatus: 201}))
+		totals, err := s.GrantTotals(ctx(t), "idem")
+		must(t, err)
+		if len(totals) != 3 || totals["a"] != 50 || totals["b"] != 50 || totals["d"] != 50 {
+			t.Fatalf("totals = %v", totals)
+		}
+		left, err := s.UnknownBatches(ctx(t), "idem", peopleScope())
+		must(t, err)
+		if len(left) != 1 || left[0].Journal.ID != id2 {
+			t.Fatalf("left = %+v", left)
+		}
+	})
+	t.Run("only a held batch with held grants can be resent", func(t *testing.T) {
+		startRun(t, s, "r3", "idem")
+		_, err := s.BeginResend(ctx(t), id3, "r3", peopleScope()) // succeeded
+		wantErr(t, err, store.ErrJournalState)
+		_, err = s.BeginResend(ctx(t), id1, "r3", peopleScope()) // its grants were resent already
+		wantErr(t, err, store.ErrJournalState)
+		_, err = s.BeginResend(ctx(t), 424242, "r3", peopleScope())
+		wantErr(t, err, store.ErrNotFound)
+	})
+}
+
+func testGrantReleaseAndList(t *testing.T, s *store.Store) {
+	t.Run("unknown key", func(t *testing.T) {
+		wantErr(t, s.ReleaseGrant(ctx(t), "no/such/grant/key", ""), store.ErrNotFound)
+	})
+	t.Run("a released grant is sent again and can apply", func(t *testing.T) {
+		key := grantIn(t, s, "rel", "p", model.GrantUnknown)
+		must(t, s.ReleaseGrant(ctx(t), key, "checked"))
+		startRun(t, s, "rel-2", "rel")
+		id, err := s.BeginBatch(ctx(t), intent("rel-2", "rel", "k-again", "p"))
+		must(t, err)
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded}))
+		g := grantState(t, s, "rel", "p")
+		if g.State != model.GrantApplied || g.Attempts != 2 {
+			t.Fatalf("grant = %+v", g)
+		}
+	})
+	t.Run("list grants by tenant, state and person", func(t *testing.T) {
+		grantIn(t, s, "list", "a", model.GrantApplied)
+		grantIn(t, s, "list", "b", model.GrantUnknown)
+		grantIn(t, s, "list", "c", model.GrantNotApplied)
+		all, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list"})
+		must(t, err)
+		if len(all) != 3 || all[0].ExternalID != "a" || all[2].ExternalID != "c" {
+			t.Fatalf("all = %+v", all)
+		}
+		held, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list", States: []model.GrantState{model.GrantUnknown, model.GrantNotApplied}})
+		must(t, err)
+		if len(held) != 2 || held[0].ExternalID != "b" || held[1].ExternalID != "c" {
+			t.Fatalf("held = %+v", held)
+		}
+		one, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list", ExternalID: "a"})
+		must(t, err)
+		if len(one) != 1 || one[0].State != model.GrantApplied || one[0].Reason != "welcome" || one[0].Occurrence != "2025" {
+			t.Fatalf("one = %+v", one)
+		}
+		limited, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "list", Limit: 2})
+		must(t, err)
+		if len(limited) != 2 {
+			t.Fatalf("limited = %d", len(limited))
+		}
+	})
+}
+
+func testBatchesRefused(t *testing.T, s *store.Store) {
+	t.Run("a unique violation on the grant's identity is reported, not swallowed", func(t *testing.T) {
+		grantIn(t, s, "uniq", "u", model.GrantApplied)
+		startRun(t, s, "r-uniq", "uniq")
+		in := intent("r-uniq", "uniq", "other-key", "u")
+		in.Grants[0].Key = "a-different-key-for-the-same-grant"
+		_, err := s.BeginBatch(ctx(t), in)
+		wantErr(t, err, store.ErrGrantConflict)
+		if n := journalCount(t, s, "uniq"); n != 1 {
+			t.Fatalf("journal has %d entries, want 1", n)
+		}
+	})
+
+	t.Run("two concurrent intents for one grant: exactly one wins", func(t *testing.T) {
+		startRun(t, s, "r-race", "race")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Go(func() {
+				_, errs[i] = s.BeginBatch(ctx(t), intent("r-race", "race", fmt.Sprintf("k%d", i), "z"))
+			})
+		}
+		wg.Wait()
+		ok, conflict := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, store.ErrGrantConflict):
+				conflict++
+			default:
+				t.Fatalf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 || conflict != 1 {
+			t.Fatalf("ok = %d, conflicts = %d", ok, conflict)
+		}
+	})
+
+	t.Run("invalid intents are refused", func(t *testing.T) {
+		startRun(t, s, "r-bad", "bad")
+		for name, in := range map[string]store.BatchIntent{
+			"no key": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople},
+			"no job": {RunID: "r-bad", Tenant: "bad", IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1)}},
+			"other job": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", People: []store.PersonRow{person("a", 1)},
+				Grants: []model.Grant{{ExternalID: "a", Job: "grants", Reason: "welcome", Occurrence: "1", Amount: 1}}},
+			"other tenant": {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("else", "a", 1)}},
+			"twice":        {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "a", 1), welcome("bad", "a", 2)}},
+			"no person":    {RunID: "r-bad", Tenant: "bad", Job: model.JobPeople, IdempotencyKey: "k", Grants: []model.Grant{welcome("bad", "ghost", 1)}},
+			"unknown run":  intent("no-such-run", "bad", "k", "a"),
+		} {
+			if _, err := s.BeginBatch(ctx(t), in); err == nil {
+				t.Errorf("%s: accepted", name)
+			}
+		}
+		if n := journalCount(t, s, "bad"); n != 0 {
+			t.Fatalf("journal has %d entries", n)
+		}
+	})
+}
+
+func testBatchesSendAgain(t *testing.T, s *store.Store) {
+	t.Run("a grant is sent again only from not_applied", func(t *testing.T) {
+		for _, st := range []model.GrantState{
+			model.GrantPending, model.GrantApplied, model.GrantUnknown, model.GrantVoided, model.GrantNotApplied,
+		} {
+			t.Run(string(st), func(t *testing.T) {
+				tenant := "again-" + string(st)
+				key := grantIn(t, s, tenant, "x", st)
+				before := journalCount(t, s, tenant)
+				startRun(t, s, "r2-"+tenant, tenant)
+				in := intent("r2-"+tenant, tenant, "second", "y", "x")
+				in.Grants[1].Amount = 75
+				id, err := s.BeginBatch(ctx(t), in)
+				if st == model.GrantNotApplied {
+					must(t, err)
+					g := grantState(t, s, tenant, "x")
+					if g.State != model.GrantPending || g.Attempts != 2 || g.Amount != 75 || g.LastError != "" {
+						t.Fatalf("resent grant = %+v", g)
+					}
+					j, err := s.Journal(ctx(t), store.JournalFilter{Tenant: tenant, States: []store.JournalState{store.JournalSent}})
+					must(t, err)
+					if len(j) != 1 || j[0].ID != id {
+						t.Fatalf("sent entries = %+v", j)
+					}
+					return
+				}
+				wantErr(t, err, store.ErrGrantConflict)
+				var ce *store.GrantConflictError
+				if !errors.As(err, &ce) || ce.Key != key || ce.State != st {
+					t.Fatalf("error = %v, want a conflict naming %s in %s", err, key, st)
+				}
+				if !strings.Contains(err.Error(), key) {
+					t.Fatalf("error %q does not name the key", err)
+				}
+				// Nothing of the refused batch was written.
+				if n := journalCount(t, s, tenant); n != before {
+					t.Fatalf("journal grew from %d to %d", before, n)
+				}
+				if _, ok, err := s.Person(ctx(t), tenant, "y"); err != nil || ok {
+					t.Fatalf("person y written by a refused batch (%v)", err)
+				}
+				if g := grantState(t, s, tenant, "x"); g.State != st || g.Attempts != 1 {
+					t.Fatalf("grant changed by a refused batch: %+v", g)
+				}
+			})
+		}
+	})
+
+}
+
+func testBatchesFailed(t *testing.T, s *store.Store) {
+	t.Run("a failed call records why, and the batch can be finished only once", func(t *testing.T) {
+		startRun(t, s, "r-fail", "fail")
+		id, err := s.BeginBatch(ctx(t), intent("r-fail", "fail", "idem-f", "f1"))
+		must(t, err)
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{
+			State: store.JournalNotApplied, HTTPStatus: 400, ErrorCode: "invalid_input", ErrorMessage: "bad email",
+		}))
+		g := grantState(t, s, "fail", "f1")
+		if g.State != model.GrantNotApplied || !strings.Contains(g.LastError, "400") || !strings.Contains(g.LastError, "invalid_input") {
+			t.Fatalf("grant = %+v", g)
+		}
+		wantErr(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrJournalState)
+		// An unknown outcome, once recorded, is not overwritten either.
+		uk, err := s.BeginBatch(ctx(t), intent("r-fail", "fail", "idem-u", "f2"))
+		must(t, err)
+		must(t, s.FinishBatch(ctx(t), uk, store.BatchOutcome{State: store.JournalUnknown, ErrorMessage: "timeout"}))
+		wantErr(t, s.FinishBatch(ctx(t), uk, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrJournalState)
+		if g := grantState(t, s, "fail", "f2"); g.State != model.GrantUnknown {
+			t.Fatalf("grant f2 = %s, want unknown", g.State)
+		}
+		wantErr(t, s.FinishBatch(ctx(t), 987654, store.BatchOutcome{State: store.JournalSucceeded}), store.ErrNotFound)
+		if err := s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSent}); err == nil {
+			t.Fatal("outcome state sent accepted")
+		}
+		totals, err := s.GrantTotals(ctx(t), "fail")
+		must(t, err)
+		if len(totals) != 0 {
+			t.Fatalf("totals of a failed batch = %v", totals)
+		}
+	})
+
+}
+
+func testBatchesOutcome(t *testing.T, s *store.Store) {
+	t.Run("intent before the call, outcome after", func(t *testing.T) {
+		startRun(t, s, "r-ok", "ok")
+		in := intent("r-ok", "ok", "idem-1", "e1", "e2")
+		id, err := s.BeginBatch(ctx(t), in)
+		must(t, err)
+
+		j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
+		must(t, err)
+		if len(j) != 1 || j[0].ID != id || j[0].State != store.JournalSent || j[0].IdempotencyKey != "idem-1" ||
+			j[0].RequestSHA != "sha-idem-1" || j[0].ItemCount != 2 || j[0].Operation != store.OpCreatePeople ||
+			!j[0].FinishedAt.IsZero() {
+			t.Fatalf("journal after intent = %+v", j)
+		}
+		for _, ext := range []string{"e1", "e2"} {
+			g := grantState(t, s, "ok", ext)
+			if g.State != model.GrantPending || g.Attempts != 1 || g.Amount != 50 {
+				t.Fatalf("grant %s after intent = %+v", ext, g)
+			}
+			p, ok, err := s.Person(ctx(t), "ok", ext)
+			must(t, err)
+			if !ok || p.RemoteID != "" || !p.CreatedOnPlatformAt.IsZero() {
+				t.Fatalf("person %s after intent = %+v, %v", ext, p, ok)
+			}
+		}
+
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{
+			State: store.JournalSucceeded, HTTPStatus: 201,
+			RemoteIDs: map[string]string{"e1": "rem-1", "e2": "rem-2"}, FinishedAt: at(4, 0),
+		}))
+		j, err = s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
+		must(t, err)
+		if j[0].State != store.JournalSucceeded || j[0].HTTPStatus != 201 || !j[0].FinishedAt.Equal(at(4, 0)) {
+			t.Fatalf("journal after outcome = %+v", j[0])
+		}
+		for i, ext := range []string{"e1", "e2"} {
+			if g := grantState(t, s, "ok", ext); g.State != model.GrantApplied {
+				t.Fatalf("grant %s = %s, want applied", ext, g.State)
+			}
+			p, _, err := s.Person(ctx(t), "ok", ext)
+			must(t, err)
+			if p.RemoteID != fmt.Sprintf("rem-%d", i+1) || !p.CreatedOnPlatformAt.Equal(at(4, 0)) {
+				t.Fatalf("person %s after outcome = %+v", ext, p)
+			}
+		}
+		totals, err := s.GrantTotals(ctx(t), "ok")
+		must(t, err)
+		if len(totals) != 2 || totals["e1"] != 50 || totals["e2"] != 50 {
+			t.Fatalf("totals = %v", totals)
+		}
+	})
+
 }
