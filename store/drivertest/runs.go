@@ -21,105 +21,8 @@ func rejections(n int, source string) []model.Rejection {
 
 func testRuns(t *testing.T, d Backend) {
 	eachStore(t, d, func(t *testing.T, s *store.Store) {
-		t.Run("start, finish with rejections and a source file, read back", func(t *testing.T) {
-			must(t, s.StartRun(ctx(t), store.Run{ID: "run-a", Job: model.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
-			rows := 1200
-			file := &store.SourceFile{SHA256: "sha-a", Name: "people.csv", Size: 4096, Rows: rows, Rejected: 1201,
-				Outcome: store.SourceProcessed}
-			must(t, s.FinishRun(ctx(t), store.RunResult{
-				ID: "run-a", Outcome: model.OutcomeAttention, Counts: map[string]int{"new": 3, "rejected": 1201},
-				Err: errors.New("1201 rows rejected"), Rejections: rejections(1201, "people.csv"), SourceFile: file,
-				FinishedAt: at(1, 30),
-			}))
-			rej, err := s.Rejections(ctx(t), "run-a")
-			must(t, err)
-			if len(rej) != 1201 || rej[0].Line != 2 || rej[0].Reason != "reason 2" || rej[1200].Line != 1202 ||
-				rej[0].Source != "people.csv" || rej[0].Field != "email" {
-				t.Fatalf("rejections: %d, first %+v", len(rej), rej[0])
-			}
-			f, ok, err := s.SourceFileByHash(ctx(t), "acme", "sha-a")
-			must(t, err)
-			if !ok || f.Name != "people.csv" || f.Size != 4096 || f.Rows != rows || f.Rejected != 1201 ||
-				f.Outcome != store.SourceProcessed || f.RunID != "run-a" || f.Tenant != "acme" || !f.ProcessedAt.Equal(at(1, 30)) {
-				t.Fatalf("source file = %+v, %v", f, ok)
-			}
-			if _, ok, err := s.SourceFileByHash(ctx(t), "other", "sha-a"); err != nil || ok {
-				t.Fatalf("hash found for another tenant (%v)", err)
-			}
-			runs, err := s.LastRuns(ctx(t), 5)
-			must(t, err)
-			if len(runs) != 1 {
-				t.Fatalf("runs = %+v", runs)
-			}
-			r := runs[0]
-			if r.ID != "run-a" || r.Job != model.JobPeople || r.Tenant != "acme" || r.Outcome != model.OutcomeAttention ||
-				r.Counts["new"] != 3 || r.Error != "1201 rows rejected" || r.SourceRows == nil || *r.SourceRows != rows ||
-				!r.StartedAt.Equal(at(1, 0)) || !r.FinishedAt.Equal(at(1, 30)) || r.DryRun {
-				t.Fatalf("run = %+v", r)
-			}
-		})
-
-		t.Run("FinishRun is atomic: a refused source file leaves outcome and rejections unwritten", func(t *testing.T) {
-			must(t, s.StartRun(ctx(t), store.Run{ID: "run-b", Job: model.JobPeople, Tenant: "acme", StartedAt: at(2, 0)}))
-			err := s.FinishRun(ctx(t), store.RunResult{
-				ID: "run-b", Outcome: model.OutcomeOK, Rejections: rejections(3, "again.csv"),
-				SourceFile: &store.SourceFile{SHA256: "sha-a", Name: "again.csv", Rows: 5, Outcome: store.SourceProcessed},
-			})
-			wantErr(t, err, store.ErrFileProcessed)
-			rej, err := s.Rejections(ctx(t), "run-b")
-			must(t, err)
-			if len(rej) != 0 {
-				t.Fatalf("%d rejections committed by a failed FinishRun", len(rej))
-			}
-			runs, err := s.LastRuns(ctx(t), 1)
-			must(t, err)
-			if runs[0].ID != "run-b" || runs[0].Outcome != model.OutcomeRunning || !runs[0].FinishedAt.IsZero() {
-				t.Fatalf("run after a failed FinishRun = %+v", runs[0])
-			}
-			f, _, err := s.SourceFileByHash(ctx(t), "acme", "sha-a")
-			must(t, err)
-			if f.RunID != "run-a" || f.Name != "people.csv" {
-				t.Fatalf("source file overwritten: %+v", f)
-			}
-			// The run can still be finished, without the duplicate file.
-			must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-b", Outcome: model.OutcomeOK}))
-		})
-
-		t.Run("a failed file may be processed later", func(t *testing.T) {
-			must(t, s.StartRun(ctx(t), store.Run{ID: "run-c", Job: model.JobPeople, Tenant: "acme", StartedAt: at(3, 0)}))
-			must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-c", Outcome: model.OutcomeFailed, Err: errors.New("boom"),
-				SourceFile: &store.SourceFile{SHA256: "sha-c", Name: "c.csv", Rows: 10, Outcome: store.SourceFailed}}))
-			must(t, s.StartRun(ctx(t), store.Run{ID: "run-d", Job: model.JobPeople, Tenant: "acme", StartedAt: at(4, 0)}))
-			must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-d", Outcome: model.OutcomeOK,
-				SourceFile: &store.SourceFile{SHA256: "sha-c", Name: "c.csv", Rows: 10, Outcome: store.SourceProcessed}}))
-			f, ok, err := s.SourceFileByHash(ctx(t), "acme", "sha-c")
-			must(t, err)
-			if !ok || f.Outcome != store.SourceProcessed || f.RunID != "run-d" {
-				t.Fatalf("source file = %+v", f)
-			}
-		})
-
-		t.Run("a run is finished once, and must exist", func(t *testing.T) {
-			wantErr(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-d", Outcome: model.OutcomeOK}), store.ErrRunState)
-			wantErr(t, s.FinishRun(ctx(t), store.RunResult{ID: "nope", Outcome: model.OutcomeOK}), store.ErrNotFound)
-			if err := s.FinishRun(ctx(t), store.RunResult{ID: "run-d", Outcome: model.OutcomeRunning}); err == nil {
-				t.Fatal("outcome running accepted")
-			}
-			if err := s.StartRun(ctx(t), store.Run{ID: "run-d", Job: model.JobPeople, Tenant: "acme"}); err == nil {
-				t.Fatal("duplicate run id accepted")
-			}
-			if err := s.StartRun(ctx(t), store.Run{ID: "run-x", Job: "payroll", Tenant: "acme"}); err == nil {
-				t.Fatal("unknown job accepted")
-			}
-		})
-
-		t.Run("last runs are newest first and limited", func(t *testing.T) {
-			runs, err := s.LastRuns(ctx(t), 2)
-			must(t, err)
-			if len(runs) != 2 || runs[0].ID != "run-d" || runs[1].ID != "run-c" {
-				t.Fatalf("runs = %v", runs)
-			}
-		})
+		testRunsFinish(t, s)
+		testRunsLaterAndOnce(t, s)
 	})
 }
 
@@ -173,4 +76,109 @@ func testLastGoodImport(t *testing.T, d Backend) {
 			}
 		})
 	})
+}
+
+func testRunsLaterAndOnce(t *testing.T, s *store.Store) {
+	t.Run("a failed file may be processed later", func(t *testing.T) {
+		must(t, s.StartRun(ctx(t), store.Run{ID: "run-c", Job: model.JobPeople, Tenant: "acme", StartedAt: at(3, 0)}))
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-c", Outcome: model.OutcomeFailed, Err: errors.New("boom"),
+			SourceFile: &store.SourceFile{SHA256: "sha-c", Name: "c.csv", Rows: 10, Outcome: store.SourceFailed}}))
+		must(t, s.StartRun(ctx(t), store.Run{ID: "run-d", Job: model.JobPeople, Tenant: "acme", StartedAt: at(4, 0)}))
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-d", Outcome: model.OutcomeOK,
+			SourceFile: &store.SourceFile{SHA256: "sha-c", Name: "c.csv", Rows: 10, Outcome: store.SourceProcessed}}))
+		f, ok, err := s.SourceFileByHash(ctx(t), "acme", "sha-c")
+		must(t, err)
+		if !ok || f.Outcome != store.SourceProcessed || f.RunID != "run-d" {
+			t.Fatalf("source file = %+v", f)
+		}
+	})
+
+	t.Run("a run is finished once, and must exist", func(t *testing.T) {
+		wantErr(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-d", Outcome: model.OutcomeOK}), store.ErrRunState)
+		wantErr(t, s.FinishRun(ctx(t), store.RunResult{ID: "nope", Outcome: model.OutcomeOK}), store.ErrNotFound)
+		if err := s.FinishRun(ctx(t), store.RunResult{ID: "run-d", Outcome: model.OutcomeRunning}); err == nil {
+			t.Fatal("outcome running accepted")
+		}
+		if err := s.StartRun(ctx(t), store.Run{ID: "run-d", Job: model.JobPeople, Tenant: "acme"}); err == nil {
+			t.Fatal("duplicate run id accepted")
+		}
+		if err := s.StartRun(ctx(t), store.Run{ID: "run-x", Job: "payroll", Tenant: "acme"}); err == nil {
+			t.Fatal("unknown job accepted")
+		}
+	})
+
+	t.Run("last runs are newest first and limited", func(t *testing.T) {
+		runs, err := s.LastRuns(ctx(t), 2)
+		must(t, err)
+		if len(runs) != 2 || runs[0].ID != "run-d" || runs[1].ID != "run-c" {
+			t.Fatalf("runs = %v", runs)
+		}
+	})
+}
+
+func testRunsFinish(t *testing.T, s *store.Store) {
+	t.Run("start, finish with rejections and a source file, read back", func(t *testing.T) {
+		must(t, s.StartRun(ctx(t), store.Run{ID: "run-a", Job: model.JobPeople, Tenant: "acme", StartedAt: at(1, 0)}))
+		rows := 1200
+		file := &store.SourceFile{SHA256: "sha-a", Name: "people.csv", Size: 4096, Rows: rows, Rejected: 1201,
+			Outcome: store.SourceProcessed}
+		must(t, s.FinishRun(ctx(t), store.RunResult{
+			ID: "run-a", Outcome: model.OutcomeAttention, Counts: map[string]int{"new": 3, "rejected": 1201},
+			Err: errors.New("1201 rows rejected"), Rejections: rejections(1201, "people.csv"), SourceFile: file,
+			FinishedAt: at(1, 30),
+		}))
+		rej, err := s.Rejections(ctx(t), "run-a")
+		must(t, err)
+		if len(rej) != 1201 || rej[0].Line != 2 || rej[0].Reason != "reason 2" || rej[1200].Line != 1202 ||
+			rej[0].Source != "people.csv" || rej[0].Field != "email" {
+			t.Fatalf("rejections: %d, first %+v", len(rej), rej[0])
+		}
+		f, ok, err := s.SourceFileByHash(ctx(t), "acme", "sha-a")
+		must(t, err)
+		if !ok || f.Name != "people.csv" || f.Size != 4096 || f.Rows != rows || f.Rejected != 1201 ||
+			f.Outcome != store.SourceProcessed || f.RunID != "run-a" || f.Tenant != "acme" || !f.ProcessedAt.Equal(at(1, 30)) {
+			t.Fatalf("source file = %+v, %v", f, ok)
+		}
+		if _, ok, err := s.SourceFileByHash(ctx(t), "other", "sha-a"); err != nil || ok {
+			t.Fatalf("hash found for another tenant (%v)", err)
+		}
+		runs, err := s.LastRuns(ctx(t), 5)
+		must(t, err)
+		if len(runs) != 1 {
+			t.Fatalf("runs = %+v", runs)
+		}
+		r := runs[0]
+		if r.ID != "run-a" || r.Job != model.JobPeople || r.Tenant != "acme" || r.Outcome != model.OutcomeAttention ||
+			r.Counts["new"] != 3 || r.Error != "1201 rows rejected" || r.SourceRows == nil || *r.SourceRows != rows ||
+			!r.StartedAt.Equal(at(1, 0)) || !r.FinishedAt.Equal(at(1, 30)) || r.DryRun {
+			t.Fatalf("run = %+v", r)
+		}
+	})
+
+	t.Run("FinishRun is atomic: a refused source file leaves outcome and rejections unwritten", func(t *testing.T) {
+		must(t, s.StartRun(ctx(t), store.Run{ID: "run-b", Job: model.JobPeople, Tenant: "acme", StartedAt: at(2, 0)}))
+		err := s.FinishRun(ctx(t), store.RunResult{
+			ID: "run-b", Outcome: model.OutcomeOK, Rejections: rejections(3, "again.csv"),
+			SourceFile: &store.SourceFile{SHA256: "sha-a", Name: "again.csv", Rows: 5, Outcome: store.SourceProcessed},
+		})
+		wantErr(t, err, store.ErrFileProcessed)
+		rej, err := s.Rejections(ctx(t), "run-b")
+		must(t, err)
+		if len(rej) != 0 {
+			t.Fatalf("%d rejections committed by a failed FinishRun", len(rej))
+		}
+		runs, err := s.LastRuns(ctx(t), 1)
+		must(t, err)
+		if runs[0].ID != "run-b" || runs[0].Outcome != model.OutcomeRunning || !runs[0].FinishedAt.IsZero() {
+			t.Fatalf("run after a failed FinishRun = %+v", runs[0])
+		}
+		f, _, err := s.SourceFileByHash(ctx(t), "acme", "sha-a")
+		must(t, err)
+		if f.RunID != "run-a" || f.Name != "people.csv" {
+			t.Fatalf("source file overwritten: %+v", f)
+		}
+		// The run can still be finished, without the duplicate file.
+		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-b", Outcome: model.OutcomeOK}))
+	})
+
 }
