@@ -580,49 +580,57 @@ func testBatchesOutcome(t *testing.T, s *store.Store) {
 		id, err := s.BeginBatch(ctx(t), in)
 		must(t, err)
 
-		j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
-		must(t, err)
-		if len(j) != 1 || j[0].ID != id || j[0].State != store.JournalSent || j[0].IdempotencyKey != "idem-1" ||
-			j[0].RequestSHA != "sha-idem-1" || j[0].ItemCount != 2 || j[0].Operation != store.OpCreatePeople ||
-			!j[0].FinishedAt.IsZero() {
-			t.Fatalf("journal after intent = %+v", j)
-		}
-		for _, ext := range []string{"e1", "e2"} {
-			g := grantState(t, s, "ok", ext)
-			if g.State != model.GrantPending || g.Attempts != 1 || g.Amount != 50 {
-				t.Fatalf("grant %s after intent = %+v", ext, g)
-			}
-			p, ok, err := s.Person(ctx(t), "ok", ext)
-			must(t, err)
-			if !ok || p.RemoteID != "" || !p.CreatedOnPlatformAt.IsZero() {
-				t.Fatalf("person %s after intent = %+v, %v", ext, p, ok)
-			}
-		}
+		checkBatchIntentWritten(t, s, id)
 
 		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{
 			State: store.JournalSucceeded, HTTPStatus: 201,
 			RemoteIDs: map[string]string{"e1": "rem-1", "e2": "rem-2"}, FinishedAt: at(4, 0),
 		}))
-		j, err = s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
-		must(t, err)
-		if j[0].State != store.JournalSucceeded || j[0].HTTPStatus != 201 || !j[0].FinishedAt.Equal(at(4, 0)) {
-			t.Fatalf("journal after outcome = %+v", j[0])
-		}
-		for i, ext := range []string{"e1", "e2"} {
-			if g := grantState(t, s, "ok", ext); g.State != model.GrantApplied {
-				t.Fatalf("grant %s = %s, want applied", ext, g.State)
-			}
-			p, _, err := s.Person(ctx(t), "ok", ext)
-			must(t, err)
-			if p.RemoteID != fmt.Sprintf("rem-%d", i+1) || !p.CreatedOnPlatformAt.Equal(at(4, 0)) {
-				t.Fatalf("person %s after outcome = %+v", ext, p)
-			}
-		}
-		totals, err := s.GrantTotals(ctx(t), "ok")
-		must(t, err)
-		if len(totals) != 2 || totals["e1"] != 50 || totals["e2"] != 50 {
-			t.Fatalf("totals = %v", totals)
-		}
+		checkBatchOutcomeWritten(t, s)
 	})
 
+}
+
+func checkBatchOutcomeWritten(t *testing.T, s *store.Store) {
+	j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
+	must(t, err)
+	if j[0].State != store.JournalSucceeded || j[0].HTTPStatus != 201 || !j[0].FinishedAt.Equal(at(4, 0)) {
+		t.Fatalf("journal after outcome = %+v", j[0])
+	}
+	for i, ext := range []string{"e1", "e2"} {
+		if g := grantState(t, s, "ok", ext); g.State != model.GrantApplied {
+			t.Fatalf("grant %s = %s, want applied", ext, g.State)
+		}
+		p, _, err := s.Person(ctx(t), "ok", ext)
+		must(t, err)
+		if p.RemoteID != fmt.Sprintf("rem-%d", i+1) || !p.CreatedOnPlatformAt.Equal(at(4, 0)) {
+			t.Fatalf("person %s after outcome = %+v", ext, p)
+		}
+	}
+	totals, err := s.GrantTotals(ctx(t), "ok")
+	must(t, err)
+	if len(totals) != 2 || totals["e1"] != 50 || totals["e2"] != 50 {
+		t.Fatalf("totals = %v", totals)
+	}
+}
+
+func checkBatchIntentWritten(t *testing.T, s *store.Store, id int64) {
+	j, err := s.Journal(ctx(t), store.JournalFilter{RunID: "r-ok"})
+	must(t, err)
+	if len(j) != 1 || j[0].ID != id || j[0].State != store.JournalSent || j[0].IdempotencyKey != "idem-1" ||
+		j[0].RequestSHA != "sha-idem-1" || j[0].ItemCount != 2 || j[0].Operation != store.OpCreatePeople ||
+		!j[0].FinishedAt.IsZero() {
+		t.Fatalf("journal after intent = %+v", j)
+	}
+	for _, ext := range []string{"e1", "e2"} {
+		g := grantState(t, s, "ok", ext)
+		if g.State != model.GrantPending || g.Attempts != 1 || g.Amount != 50 {
+			t.Fatalf("grant %s after intent = %+v", ext, g)
+		}
+		p, ok, err := s.Person(ctx(t), "ok", ext)
+		must(t, err)
+		if !ok || p.RemoteID != "" || !p.CreatedOnPlatformAt.IsZero() {
+			t.Fatalf("person %s after intent = %+v, %v", ext, p, ok)
+		}
+	}
 }

@@ -192,25 +192,7 @@ func testOrdersStopPollingAndWatermark(t *testing.T, s *store.Store, raw *sql.DB
 }
 
 func testOrdersPolls(t *testing.T, s *store.Store, raw *sql.DB) {
-	poll1 := at(11, 0)
-	t.Run("first poll records the first statuses in history", func(t *testing.T) {
-		res, err := s.ApplyOrderStatuses(ctx(t), "acme", []store.OrderObservation{
-			{OrderID: "o0001", Status: "Placed", Lines: []store.LineObservation{
-				{LineItemID: "o0001-l0", Status: "processing"}, {LineItemID: "o0001-l1", Status: "processing"},
-				{LineItemID: "unknown", Status: "processing"},
-			}},
-		}, poll1)
-		must(t, err)
-		if res.OrdersChanged != 1 || res.LinesChanged != 2 || res.UnknownLines != 1 || res.BecameFinal != 0 {
-			t.Fatalf("result = %+v", res)
-		}
-		d, ok, err := s.Order(ctx(t), "acme", "o0001")
-		must(t, err)
-		if !ok || d.Status != "Placed" || d.ExternalID != "e1" || len(d.History) != 1 || d.History[0].Previous != "" ||
-			!d.History[0].ObservedAt.Equal(poll1) || len(d.LineHistory) != 2 {
-			t.Fatalf("order = %+v", d)
-		}
-	})
+	testOrdersFirstPoll(t, s)
 	poll2 := at(12, 0)
 	t.Run("shipped in two parcels with a canceled line becomes final", func(t *testing.T) {
 		obs := []store.OrderObservation{{OrderID: "o0001", Status: "Shipped", Lines: []store.LineObservation{
@@ -299,4 +281,26 @@ func testOrdersUpserts(t *testing.T, s *store.Store, raw *sql.DB, orders []store
 		}
 	})
 
+}
+
+func testOrdersFirstPoll(t *testing.T, s *store.Store) {
+	poll1 := at(11, 0)
+	t.Run("first poll records the first statuses in history", func(t *testing.T) {
+		res, err := s.ApplyOrderStatuses(ctx(t), "acme", []store.OrderObservation{
+			{OrderID: "o0001", Status: "Placed", Lines: []store.LineObservation{
+				{LineItemID: "o0001-l0", Status: "processing"}, {LineItemID: "o0001-l1", Status: "processing"},
+				{LineItemID: "unknown", Status: "processing"},
+			}},
+		}, poll1)
+		must(t, err)
+		if res.OrdersChanged != 1 || res.LinesChanged != 2 || res.UnknownLines != 1 || res.BecameFinal != 0 {
+			t.Fatalf("result = %+v", res)
+		}
+		d, ok, err := s.Order(ctx(t), "acme", "o0001")
+		must(t, err)
+		if !ok || d.Status != "Placed" || d.ExternalID != "e1" || len(d.History) != 1 || d.History[0].Previous != "" ||
+			!d.History[0].ObservedAt.Equal(poll1) || len(d.LineHistory) != 2 {
+			t.Fatalf("order = %+v", d)
+		}
+	})
 }

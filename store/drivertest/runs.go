@@ -155,6 +155,11 @@ func testRunsFinish(t *testing.T, s *store.Store) {
 		}
 	})
 
+	testRunsFinishAtomic(t, s)
+
+}
+
+func testRunsFinishAtomic(t *testing.T, s *store.Store) {
 	t.Run("FinishRun is atomic: a refused source file leaves outcome and rejections unwritten", func(t *testing.T) {
 		must(t, s.StartRun(ctx(t), store.Run{ID: "run-b", Job: model.JobPeople, Tenant: "acme", StartedAt: at(2, 0)}))
 		err := s.FinishRun(ctx(t), store.RunResult{
@@ -180,5 +185,4 @@ func testRunsFinish(t *testing.T, s *store.Store) {
 		// The run can still be finished, without the duplicate file.
 		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-b", Outcome: model.OutcomeOK}))
 	})
-
 }
