@@ -127,32 +127,8 @@ func testRunsFinish(t *testing.T, s *store.Store) {
 			Err: errors.New("1201 rows rejected"), Rejections: rejections(1201, "people.csv"), SourceFile: file,
 			FinishedAt: at(1, 30),
 		}))
-		rej, err := s.Rejections(ctx(t), "run-a")
-		must(t, err)
-		if len(rej) != 1201 || rej[0].Line != 2 || rej[0].Reason != "reason 2" || rej[1200].Line != 1202 ||
-			rej[0].Source != "people.csv" || rej[0].Field != "email" {
-			t.Fatalf("rejections: %d, first %+v", len(rej), rej[0])
-		}
-		f, ok, err := s.SourceFileByHash(ctx(t), "acme", "sha-a")
-		must(t, err)
-		if !ok || f.Name != "people.csv" || f.Size != 4096 || f.Rows != rows || f.Rejected != 1201 ||
-			f.Outcome != store.SourceProcessed || f.RunID != "run-a" || f.Tenant != "acme" || !f.ProcessedAt.Equal(at(1, 30)) {
-			t.Fatalf("source file = %+v, %v", f, ok)
-		}
-		if _, ok, err := s.SourceFileByHash(ctx(t), "other", "sha-a"); err != nil || ok {
-			t.Fatalf("hash found for another tenant (%v)", err)
-		}
-		runs, err := s.LastRuns(ctx(t), 5)
-		must(t, err)
-		if len(runs) != 1 {
-			t.Fatalf("runs = %+v", runs)
-		}
-		r := runs[0]
-		if r.ID != "run-a" || r.Job != model.JobPeople || r.Tenant != "acme" || r.Outcome != model.OutcomeAttention ||
-			r.Counts["new"] != 3 || r.Error != "1201 rows rejected" || r.SourceRows == nil || *r.SourceRows != rows ||
-			!r.StartedAt.Equal(at(1, 0)) || !r.FinishedAt.Equal(at(1, 30)) || r.DryRun {
-			t.Fatalf("run = %+v", r)
-		}
+		checkRunAWritten(t, s, rows)
+		checkRunAListed(t, s, rows)
 	})
 
 	testRunsFinishAtomic(t, s)
@@ -185,4 +161,36 @@ func testRunsFinishAtomic(t *testing.T, s *store.Store) {
 		// The run can still be finished, without the duplicate file.
 		must(t, s.FinishRun(ctx(t), store.RunResult{ID: "run-b", Outcome: model.OutcomeOK}))
 	})
+}
+
+func checkRunAListed(t *testing.T, s *store.Store, rows int) {
+	runs, err := s.LastRuns(ctx(t), 5)
+	must(t, err)
+	if len(runs) != 1 {
+		t.Fatalf("runs = %+v", runs)
+	}
+	r := runs[0]
+	if r.ID != "run-a" || r.Job != model.JobPeople || r.Tenant != "acme" || r.Outcome != model.OutcomeAttention ||
+		r.Counts["new"] != 3 || r.Error != "1201 rows rejected" || r.SourceRows == nil || *r.SourceRows != rows ||
+		!r.StartedAt.Equal(at(1, 0)) || !r.FinishedAt.Equal(at(1, 30)) || r.DryRun {
+		t.Fatalf("run = %+v", r)
+	}
+}
+
+func checkRunAWritten(t *testing.T, s *store.Store, rows int) {
+	rej, err := s.Rejections(ctx(t), "run-a")
+	must(t, err)
+	if len(rej) != 1201 || rej[0].Line != 2 || rej[0].Reason != "reason 2" || rej[1200].Line != 1202 ||
+		rej[0].Source != "people.csv" || rej[0].Field != "email" {
+		t.Fatalf("rejections: %d, first %+v", len(rej), rej[0])
+	}
+	f, ok, err := s.SourceFileByHash(ctx(t), "acme", "sha-a")
+	must(t, err)
+	if !ok || f.Name != "people.csv" || f.Size != 4096 || f.Rows != rows || f.Rejected != 1201 ||
+		f.Outcome != store.SourceProcessed || f.RunID != "run-a" || f.Tenant != "acme" || !f.ProcessedAt.Equal(at(1, 30)) {
+		t.Fatalf("source file = %+v, %v", f, ok)
+	}
+	if _, ok, err := s.SourceFileByHash(ctx(t), "other", "sha-a"); err != nil || ok {
+		t.Fatalf("hash found for another tenant (%v)", err)
+	}
 }

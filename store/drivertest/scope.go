@@ -191,7 +191,7 @@ func testScopeGrantsJob(t *testing.T, s *store.Store, c scopeCalls) {
 }
 
 func testScopePeopleAndRules(t *testing.T, s *store.Store, c scopeCalls) {
-	people, birthday, pID, g1, g2, g4 := c.people, c.birthday, c.pID, c.g1, c.g2, c.g4
+	people, pID, g1, g2 := c.people, c.pID, c.g1, c.g2
 	t.Run("the people sync holds only its own interrupted call", func(t *testing.T) {
 		n, err := s.HoldInterrupted(ctx(t), "acme", people)
 		must(t, err)
@@ -230,6 +230,11 @@ func testScopePeopleAndRules(t *testing.T, s *store.Store, c scopeCalls) {
 			t.Errorf("%d journal entries, want the 5 calls and no resend", n)
 		}
 	})
+	testScopeRules(t, s, c)
+}
+
+func testScopeRules(t *testing.T, s *store.Store, c scopeCalls) {
+	birthday, g1, g2, g4 := c.birthday, c.g1, c.g2, c.g4
 	t.Run("a rule's scope lists only that rule's held calls", func(t *testing.T) {
 		held, err := s.UnknownBatches(ctx(t), "acme", birthday)
 		must(t, err)
