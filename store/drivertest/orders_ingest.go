@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"database/sql"
 	"errors"
 	"slices"
 	"strings"
@@ -82,22 +83,26 @@ func testOrdersIngestSplit(t *testing.T, d Backend) {
 				t.Fatalf("tables changed: %v -> %v", before, after)
 			}
 		})
-		t.Run("a person of another tenant is not a person of this one", func(t *testing.T) {
-			must(t, s.SavePeople(ctx(t), "other", []store.PersonRow{person("x1", 3)}))
-			_, err := s.UpsertOrders(ctx(t), "acme", []store.OrderRow{testOrder(6, "x1", 6, 1)})
-			if !errors.Is(err, store.ErrUnknownPerson) {
-				t.Fatalf("error = %v, want ErrUnknownPerson", err)
-			}
-		})
-		t.Run("every line item has its order and every order its person", func(t *testing.T) {
-			var lines, orders int
-			must(t, raw.QueryRowContext(ctx(t), `SELECT COUNT(*) FROM order_line_items li
-				WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.tenant = li.tenant AND o.order_id = li.order_id)`).Scan(&lines))
-			must(t, raw.QueryRowContext(ctx(t), `SELECT COUNT(*) FROM orders o WHERE o.external_id IS NOT NULL
-				AND NOT EXISTS (SELECT 1 FROM people p WHERE p.tenant = o.tenant AND p.external_id = o.external_id)`).Scan(&orders))
-			if lines != 0 || orders != 0 {
-				t.Fatalf("%d line items without their order, %d orders without their person", lines, orders)
-			}
-		})
+		testOrdersIngestIntegrity(t, s, raw)
+	})
+}
+
+func testOrdersIngestIntegrity(t *testing.T, s *store.Store, raw *sql.DB) {
+	t.Run("a person of another tenant is not a person of this one", func(t *testing.T) {
+		must(t, s.SavePeople(ctx(t), "other", []store.PersonRow{person("x1", 3)}))
+		_, err := s.UpsertOrders(ctx(t), "acme", []store.OrderRow{testOrder(6, "x1", 6, 1)})
+		if !errors.Is(err, store.ErrUnknownPerson) {
+			t.Fatalf("error = %v, want ErrUnknownPerson", err)
+		}
+	})
+	t.Run("every line item has its order and every order its person", func(t *testing.T) {
+		var lines, orders int
+		must(t, raw.QueryRowContext(ctx(t), `SELECT COUNT(*) FROM order_line_items li
+			WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.tenant = li.tenant AND o.order_id = li.order_id)`).Scan(&lines))
+		must(t, raw.QueryRowContext(ctx(t), `SELECT COUNT(*) FROM orders o WHERE o.external_id IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM people p WHERE p.tenant = o.tenant AND p.external_id = o.external_id)`).Scan(&orders))
+		if lines != 0 || orders != 0 {
+			t.Fatalf("%d line items without their order, %d orders without their person", lines, orders)
+		}
 	})
 }

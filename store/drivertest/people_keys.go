@@ -63,33 +63,37 @@ func testScanPeopleKeys(t *testing.T, d Backend) {
 			}
 		})
 
-		t.Run("a tenant with no people calls nothing and is at version 0", func(t *testing.T) {
-			version, err := s.ScanPeopleKeys(ctx(t), "nobody-here", func(store.PersonKey) error {
-				return errors.New("called for an empty tenant")
-			})
-			must(t, err)
-			if version != 0 {
-				t.Fatalf("version = %d, want 0", version)
-			}
-		})
+		testScanPeopleKeysEmptyAndStopped(t, s)
+	})
+}
 
-		t.Run("stops at the callback's error and returns it unchanged", func(t *testing.T) {
-			must(t, s.SavePeople(ctx(t), "keys-stop", []store.PersonRow{person("a", 1), person("b", 2), person("c", 3)}))
-			stop := errors.New("stop here")
-			calls := 0
-			_, err := s.ScanPeopleKeys(ctx(t), "keys-stop", func(store.PersonKey) error {
-				calls++
-				if calls == 2 {
-					return stop
-				}
-				return nil
-			})
-			if err != stop { //nolint:errorlint // must be returned unchanged
-				t.Fatalf("err = %v, want the callback's error", err)
-			}
-			if calls != 2 {
-				t.Fatalf("callback called %d times after stopping", calls)
-			}
+func testScanPeopleKeysEmptyAndStopped(t *testing.T, s *store.Store) {
+	t.Run("a tenant with no people calls nothing and is at version 0", func(t *testing.T) {
+		version, err := s.ScanPeopleKeys(ctx(t), "nobody-here", func(store.PersonKey) error {
+			return errors.New("called for an empty tenant")
 		})
+		must(t, err)
+		if version != 0 {
+			t.Fatalf("version = %d, want 0", version)
+		}
+	})
+
+	t.Run("stops at the callback's error and returns it unchanged", func(t *testing.T) {
+		must(t, s.SavePeople(ctx(t), "keys-stop", []store.PersonRow{person("a", 1), person("b", 2), person("c", 3)}))
+		stop := errors.New("stop here")
+		calls := 0
+		_, err := s.ScanPeopleKeys(ctx(t), "keys-stop", func(store.PersonKey) error {
+			calls++
+			if calls == 2 {
+				return stop
+			}
+			return nil
+		})
+		if err != stop { //nolint:errorlint // must be returned unchanged
+			t.Fatalf("err = %v, want the callback's error", err)
+		}
+		if calls != 2 {
+			t.Fatalf("callback called %d times after stopping", calls)
+		}
 	})
 }

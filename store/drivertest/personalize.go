@@ -71,37 +71,7 @@ func testPersonalizations(t *testing.T, d Backend) {
 				t.Errorf("other tenant reads %+v", got)
 			}
 		})
-		t.Run("bad input is refused", func(t *testing.T) {
-			bad := personalization("e2", "c1", "unknown")
-			if err := s.SavePersonalization(ctx(t), bad); err == nil {
-				t.Error("unknown state accepted")
-			}
-			bad = personalization("e2", "c1", store.PersonalizationDone)
-			bad.Fields = json.RawMessage(`[1,2]`)
-			if err := s.SavePersonalization(ctx(t), bad); err == nil {
-				t.Error("fields that are not an object accepted")
-			}
-			bad = personalization("", "c1", store.PersonalizationDone)
-			if err := s.SavePersonalization(ctx(t), bad); err == nil {
-				t.Error("empty external id accepted")
-			}
-		})
-		t.Run("counts per tenant, collection and state", func(t *testing.T) {
-			must(t, s.SavePersonalization(ctx(t), personalization("e2", "c1", store.PersonalizationDone)))
-			must(t, s.SavePersonalization(ctx(t), personalization("e3", "c1", store.PersonalizationDone)))
-			must(t, s.SavePersonalization(ctx(t), personalization("e2", "c2", store.PersonalizationFailed)))
-			got, err := s.PersonalizationCounts(ctx(t))
-			must(t, err)
-			want := []store.PersonalizationCount{
-				{Tenant: "acme", CollectionID: "c1", State: store.PersonalizationDone, Count: 2},
-				{Tenant: "acme", CollectionID: "c1", State: store.PersonalizationRetry, Count: 1},
-				{Tenant: "acme", CollectionID: "c2", State: store.PersonalizationFailed, Count: 1},
-				{Tenant: "other", CollectionID: "c1", State: store.PersonalizationDone, Count: 1},
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("counts = %+v\nwant %+v", got, want)
-			}
-		})
+		testPersonalizationsRefusedAndCounted(t, s)
 	})
 }
 
@@ -173,5 +143,39 @@ func testLastProcessedFile(t *testing.T, d Backend) {
 				t.Errorf("last processed = %+v, %v", f, ok)
 			}
 		})
+	})
+}
+
+func testPersonalizationsRefusedAndCounted(t *testing.T, s *store.Store) {
+	t.Run("bad input is refused", func(t *testing.T) {
+		bad := personalization("e2", "c1", "unknown")
+		if err := s.SavePersonalization(ctx(t), bad); err == nil {
+			t.Error("unknown state accepted")
+		}
+		bad = personalization("e2", "c1", store.PersonalizationDone)
+		bad.Fields = json.RawMessage(`[1,2]`)
+		if err := s.SavePersonalization(ctx(t), bad); err == nil {
+			t.Error("fields that are not an object accepted")
+		}
+		bad = personalization("", "c1", store.PersonalizationDone)
+		if err := s.SavePersonalization(ctx(t), bad); err == nil {
+			t.Error("empty external id accepted")
+		}
+	})
+	t.Run("counts per tenant, collection and state", func(t *testing.T) {
+		must(t, s.SavePersonalization(ctx(t), personalization("e2", "c1", store.PersonalizationDone)))
+		must(t, s.SavePersonalization(ctx(t), personalization("e3", "c1", store.PersonalizationDone)))
+		must(t, s.SavePersonalization(ctx(t), personalization("e2", "c2", store.PersonalizationFailed)))
+		got, err := s.PersonalizationCounts(ctx(t))
+		must(t, err)
+		want := []store.PersonalizationCount{
+			{Tenant: "acme", CollectionID: "c1", State: store.PersonalizationDone, Count: 2},
+			{Tenant: "acme", CollectionID: "c1", State: store.PersonalizationRetry, Count: 1},
+			{Tenant: "acme", CollectionID: "c2", State: store.PersonalizationFailed, Count: 1},
+			{Tenant: "other", CollectionID: "c1", State: store.PersonalizationDone, Count: 1},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("counts = %+v\nwant %+v", got, want)
+		}
 	})
 }
