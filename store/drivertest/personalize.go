@@ -61,16 +61,7 @@ func testPersonalizations(t *testing.T, d Backend) {
 				t.Errorf("read back %+v", g)
 			}
 		})
-		t.Run("rows are kept per tenant", func(t *testing.T) {
-			p := personalization("e1", "c1", store.PersonalizationDone)
-			p.Tenant = "other"
-			must(t, s.SavePersonalization(ctx(t), p))
-			got, err := s.Personalizations(ctx(t), "other")
-			must(t, err)
-			if len(got) != 1 || got[store.PersonalizationKey{ExternalID: "e1", CollectionID: "c1"}].State != store.PersonalizationDone {
-				t.Errorf("other tenant reads %+v", got)
-			}
-		})
+		testPersonalizationsPerTenant(t, s)
 		testPersonalizationsRefusedAndCounted(t, s)
 	})
 }
@@ -176,6 +167,19 @@ func testPersonalizationsRefusedAndCounted(t *testing.T, s *store.Store) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("counts = %+v\nwant %+v", got, want)
+		}
+	})
+}
+
+func testPersonalizationsPerTenant(t *testing.T, s *store.Store) {
+	t.Run("rows are kept per tenant", func(t *testing.T) {
+		p := personalization("e1", "c1", store.PersonalizationDone)
+		p.Tenant = "other"
+		must(t, s.SavePersonalization(ctx(t), p))
+		got, err := s.Personalizations(ctx(t), "other")
+		must(t, err)
+		if len(got) != 1 || got[store.PersonalizationKey{ExternalID: "e1", CollectionID: "c1"}].State != store.PersonalizationDone {
+			t.Errorf("other tenant reads %+v", got)
 		}
 	})
 }
