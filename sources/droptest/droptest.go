@@ -132,6 +132,18 @@ func readAndArchive(t *testing.T, h Harness) {
 	if err != nil || where != "processed/employees.csv" {
 		t.Fatalf("Archive: %q %v, want processed/employees.csv", where, err)
 	}
+	checkArchivedFiles(t, h, content, renderedFor)
+	if _, ok := h.Get(t, "employees.csv"); ok {
+		t.Errorf("employees.csv is still in the folder after Archive")
+	}
+	if got := ready(t, folder); len(got) != 0 {
+		t.Errorf("Ready after archiving: %v, want none", names(got))
+	}
+	checkLastGoodExport(t, folder, content)
+}
+
+func checkArchivedFiles(t *testing.T, h Harness, content []byte, renderedFor []string) {
+	t.Helper()
 	if b, ok := h.Get(t, "processed/employees.csv"); !ok || string(b) != string(content) {
 		t.Errorf("processed/employees.csv: %v, want the export", ok)
 	}
@@ -150,12 +162,10 @@ func readAndArchive(t *testing.T, h Harness) {
 			t.Errorf("processed/employees.csv%s: %q %v, want %q", suffix, b, ok, want)
 		}
 	}
-	if _, ok := h.Get(t, "employees.csv"); ok {
-		t.Errorf("employees.csv is still in the folder after Archive")
-	}
-	if got := ready(t, folder); len(got) != 0 {
-		t.Errorf("Ready after archiving: %v, want none", names(got))
-	}
+}
+
+func checkLastGoodExport(t *testing.T, folder sources.DropFolder, content []byte) {
+	t.Helper()
 	last, err := folder.Archived(context.Background(), "employees.csv", sum(content))
 	if err != nil {
 		t.Fatalf("Archived: %v", err)
