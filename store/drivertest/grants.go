@@ -536,7 +536,6 @@ func testBatchesSendAgain(t *testing.T, s *store.Store) {
 			})
 		}
 	})
-
 }
 
 func testBatchesFailed(t *testing.T, s *store.Store) {
@@ -570,7 +569,6 @@ func testBatchesFailed(t *testing.T, s *store.Store) {
 			t.Fatalf("totals of a failed batch = %v", totals)
 		}
 	})
-
 }
 
 func testBatchesOutcome(t *testing.T, s *store.Store) {
@@ -588,7 +586,6 @@ func testBatchesOutcome(t *testing.T, s *store.Store) {
 		}))
 		checkBatchOutcomeWritten(t, s)
 	})
-
 }
 
 func checkBatchOutcomeWritten(t *testing.T, s *store.Store) {

@@ -280,7 +280,6 @@ func testOrdersUpserts(t *testing.T, s *store.Store, raw *sql.DB, orders []store
 			t.Fatalf("open = %+v", open)
 		}
 	})
-
 }
 
 func testOrdersFirstPoll(t *testing.T, s *store.Store) {

@@ -159,7 +159,6 @@ func testPeopleRefusedAndDeparted(t *testing.T, s *store.Store) {
 			t.Fatal("MarkDeparted crossed tenants")
 		}
 	})
-
 }
 
 func testPeopleSaveAndUpsert(t *testing.T, s *store.Store) {
@@ -217,5 +216,4 @@ func testPeopleSaveAndUpsert(t *testing.T, s *store.Store) {
 		samePerson(t, got[1], b)
 		samePerson(t, got[2], c)
 	})
-
 }

@@ -265,7 +265,6 @@ func testPeopleSnapshotStale(t *testing.T, b backend, s *store.Store, raw *sql.D
 			t.Fatalf("ok = %v, version %d (want %d), parts %q", ok, v, v2, got)
 		}
 	})
-
 }
 
 func testPeopleVersionRawWrites(t *testing.T, b backend, s *store.Store, raw *sql.DB, tn string, rows []store.PersonRow, bumps func(*testing.T, bool, func())) {

@@ -132,7 +132,6 @@ func testRunsFinish(t *testing.T, s *store.Store) {
 	})
 
 	testRunsFinishAtomic(t, s)
-
 }
 
 func testRunsFinishAtomic(t *testing.T, s *store.Store) {

@@ -131,7 +131,6 @@ func testClaimTickApart(t *testing.T, b backend, r1, r2 *store.Store, at time.Ti
 			t.Errorf("ticks %+v: want the first by replica-1, the next by replica-2", got)
 		}
 	})
-
 }
 
 func testClaimTickRace(t *testing.T, b backend, r1, r2 *store.Store, at time.Time) {
@@ -182,5 +181,4 @@ func testClaimTickRace(t *testing.T, b backend, r1, r2 *store.Store, at time.Tim
 			t.Errorf("ticks %+v, want one finished ok tick at %s by a replica", got, at)
 		}
 	})
-
 }
