@@ -21,6 +21,8 @@
 package csvsrc
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -28,6 +30,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -152,6 +155,21 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
+	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > 1}, h)
+}
+
+// readMode is how read splits the work of a file.
+type readMode struct {
+	// parallel parses the records in chunks on the workers of sources.Run
+	// (chunks); else one goroutine reads them all (records).
+	parallel bool
+	// chunk is the least size of a chunk in bytes; 0 means chunkSize.
+	chunk int
+}
+
+// readWith is read, in mode.
+func readWith(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
+	mode readMode, h sources.Handler) (sources.Stats, error) {
 	if errs := opts.Validate(); len(errs) > 0 {
 		return sources.Stats{}, fmt.Errorf("csv options: %w", errors.Join(errs...))
 	}
@@ -171,6 +189,19 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
 	}
 	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
+	if mode.parallel {
+		size := mode.chunk
+		if size <= 0 {
+			size = chunkSize
+		}
+		c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size)
+		if err != nil {
+			return sources.Stats{}, err
+		}
+		st, err := sources.Run(ctx, v, c, h)
+		st.Corrections = c.rc.corrections
+		return st, err
+	}
 	recs, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
 	if err != nil {
 		return sources.Stats{}, err
@@ -200,6 +231,9 @@ type records struct {
 	// 4 bytes), so that a 10 MB value rejects its row without the batch
 	// holding it.
 	keep int
+	// lineOff is added to the lines cr reports: cr may read a part of the
+	// file that starts on line lineOff+1 (chunks).
+	lineOff int
 }
 
 // scratch is what a batch keeps for records between uses.
@@ -207,6 +241,14 @@ type scratch struct {
 	values [][]string // the header, then the mapped values of each row
 	out    []row
 	fix    bool // the values may hold bytes that are not UTF-8
+
+	// text, when parse is set, is a run of whole records that starts on
+	// line: Next cut it, Fill parses it (chunks).
+	text  []byte
+	line  int
+	parse bool
+	src   bytes.Reader  // reads text, for br
+	br    *bufio.Reader // reads src for encoding/csv
 }
 
 // openRecords reads the header of text and maps it: a configured column
@@ -267,10 +309,11 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 func (rc *records) next() (fields []string, line int, problem string, err error) {
 	fields, err = rc.cr.Read()
 	if err != nil {
-		line, problem, err = readError(err)
+		line, problem, err = readError(err, rc.lineOff)
 		return nil, line, problem, err
 	}
 	line, _ = rc.cr.FieldPos(0)
+	line += rc.lineOff
 	if len(fields) < rc.ncols || (len(fields) > rc.ncols && !allEmpty(fields[rc.ncols:])) {
 		return nil, line, fmt.Sprintf("the row has %d fields, the header has %d", len(fields), rc.ncols), nil
 	}
@@ -280,8 +323,9 @@ func (rc *records) next() (fields []string, line int, problem string, err error)
 // readError sorts an error of the CSV reader: io.EOF, a record over the
 // limits (a file error), a malformed record (a problem that rejects its
 // row, on its line) or a failed read. It is apart from next so that the
-// targets of errors.As are allocated only when there is an error.
-func readError(err error) (line int, problem string, _ error) {
+// targets of errors.As are allocated only when there is an error. off is
+// added to the lines of a malformed record.
+func readError(err error, off int) (line int, problem string, _ error) {
 	if errors.Is(err, io.EOF) {
 		return 0, "", io.EOF
 	}
@@ -291,7 +335,7 @@ func readError(err error) (line int, problem string, _ error) {
 	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
+		return pe.StartLine + off, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line+off, pe.Column), nil
 	}
 	return 0, "", fmt.Errorf("read csv: %w", err)
 }
@@ -311,14 +355,34 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("read csv: %w", err)
 	}
+	sc := rc.scratchOf(b)
+	sc.parse = false
+	if err := rc.readRows(b, sc, sources.BatchLen); err != nil {
+		return err
+	}
+	if len(b.Rows) == 0 {
+		return io.EOF
+	}
+	sc.fix = rc.watch != nil && rc.watch.bad
+	return nil
+}
+
+// scratchOf returns the scratch of b, made on its first use.
+func (rc *records) scratchOf(b *sources.Batch) *scratch {
 	sc, _ := b.Scratch.(*scratch)
 	if sc == nil {
 		sc = &scratch{values: [][]string{rc.header}}
 		b.Scratch = sc
 	}
+	return sc
+}
+
+// readRows reads the records of rc.cr into b and sc, up to limit of them
+// (none when limit < 0), until the end of its text.
+func (rc *records) readRows(b *sources.Batch, sc *scratch, limit int) error {
 	b.Rows = b.Rows[:0]
 	sc.values = sc.values[:1]
-	for len(b.Rows) < sources.BatchLen {
+	for limit < 0 || len(b.Rows) < limit {
 		fields, line, problem, err := rc.next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -338,10 +402,6 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 		}
 		rc.keepValues(sc.values[i], fields)
 	}
-	if len(b.Rows) == 0 {
-		return io.EOF
-	}
-	sc.fix = rc.watch != nil && rc.watch.bad
 	return nil
 }
 
@@ -383,6 +443,11 @@ func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
 // then copies them into the rows.
 func (rc *records) Fill(b *sources.Batch) error {
 	sc := b.Scratch.(*scratch) //nolint:errcheck,forcetypeassert // set by Next
+	if sc.parse {
+		if err := rc.parseText(b, sc); err != nil {
+			return err
+		}
+	}
 	if err := gocsv.UnmarshalDecoder(batchValues(sc.values), &sc.out); err != nil {
 		return fmt.Errorf("map csv rows: %w", err)
 	}
