@@ -2,6 +2,7 @@ package csvsrc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -11,7 +12,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
+	"hrsync/internal/bench/gen"
 	"hrsync/model"
 	"hrsync/sources"
 )
@@ -120,4 +123,48 @@ func BenchmarkReadCSV(b *testing.B) {
 		}
 		report(b)
 	})
+}
+
+// BenchmarkReadParallel reads a generated export of benchRows people
+// (internal/bench/gen, 100,000 by default) sequentially and in parallel,
+// alternately, in each iteration, and reports the parallel read's time as a
+// ratio to the sequential one's of the same iterations ("par/seq"): run it
+// with -cpu 1,2 for GOMAXPROCS 1 and 2.
+func BenchmarkReadParallel(b *testing.B) {
+	n := benchRows(b)
+	var buf bytes.Buffer
+	if _, err := gen.WriteCSV(&buf, gen.Previous(n)); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	cols := map[string]string{}
+	for _, name := range sources.FieldNames() {
+		cols[name] = name
+	}
+	o := sources.CSVOptions{Mapping: sources.Mapping{Columns: cols}}
+	readOnce := func(mode readMode) time.Duration {
+		start := time.Now()
+		accepted := 0
+		st, err := readWith(context.Background(), "gen.csv", bytes.NewReader(data), o, time.Now(), mode, sources.Handler{
+			Accept: func(model.Person) error { accepted++; return nil },
+			Reject: func(r model.Rejection) error { return fmt.Errorf("unexpected rejection: %s", r.Error()) },
+		})
+		elapsed := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Accepted != n || accepted != n {
+			b.Fatalf("accepted %d, want %d", st.Accepted, n)
+		}
+		return elapsed
+	}
+	var seq, par time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		seq += readOnce(readMode{})
+		par += readOnce(readMode{parallel: true})
+	}
+	b.ReportMetric(float64(par)/float64(seq), "par/seq")
+	b.ReportMetric(float64(seq.Milliseconds())/float64(b.N), "seq-ms/op")
+	b.ReportMetric(float64(par.Milliseconds())/float64(b.N), "par-ms/op")
 }
