@@ -10,14 +10,17 @@
 // parsed only with its column's configured layout.
 //
 // Reading streams, in one pass and on every processor (sources.Run): one
-// goroutine reads the records with encoding/csv and keeps the values of
-// the mapped columns, in batches of sources.BatchLen; workers map each
-// batch onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over
-// a decoder that yields the batch, its header rewritten from the
+// goroutine reads the text through the guard (record limits, line ends,
+// quotes) and cuts it into chunks of whole records; workers parse each
+// chunk with encoding/csv, keep the values of the mapped columns, map them
+// onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over a
+// decoder that yields the chunk's rows, its header rewritten from the
 // configured names to the struct's csv tags) and check its rows; the
-// caller gets them in order. None of gocsv's package-level settings is
-// touched. Memory does not grow with the file, only with the keys kept to
-// find duplicates.
+// caller gets them in order, with the line numbers, rejections and
+// duplicates of a sequential read (see chunks; a file whose record ends
+// cannot be told apart is read on sequentially). None of gocsv's
+// package-level settings is touched. Memory does not grow with the file,
+// only with the keys kept to find duplicates.
 package csvsrc
 
 import (
@@ -30,7 +33,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -155,7 +157,7 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
-	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > 1}, h)
+	return readWith(ctx, name, r, opts, now, readMode{parallel: true}, h)
 }
 
 // readMode is how read splits the work of a file.
