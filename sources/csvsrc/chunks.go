@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"unicode/utf8"
 
 	"hrsync/sources"
 )
@@ -80,7 +79,10 @@ func (c *chunks) Next(ctx context.Context, b *sources.Batch) error {
 			if len(sc.text) == 0 {
 				return io.EOF
 			}
-			sc.parse = true
+			// As in records.Next: the values of a chunk cut once the
+			// watch has seen bytes that are not UTF-8 get them replaced
+			// (validUTF8String leaves valid values as they are).
+			sc.parse, sc.fix = true, c.rc.watch != nil && c.rc.watch.bad
 			return nil
 		}
 	}
@@ -172,11 +174,5 @@ func (rc *records) parseText(b *sources.Batch, sc *scratch) error {
 	cr.ReuseRecord = true
 	part := *rc
 	part.cr, part.lineOff = cr, sc.line-1
-	if err := part.readRows(b, sc, -1); err != nil {
-		return err
-	}
-	// What the UTF-8 watch says of the text read so far, said of the
-	// chunk alone: validUTF8String leaves valid values as they are.
-	sc.fix = rc.watch != nil && !utf8.Valid(sc.text)
-	return nil
+	return part.readRows(b, sc, -1)
 }

@@ -91,7 +91,8 @@ func sameReads(t *testing.T, data []byte, o sources.CSVOptions, chunk int) {
 func chunkSizes() []int { return []int{1, 2, 3, 7, 16, 100, 4096, 0} }
 
 // sameOptions are the options the differential tests read with: every
-// column of the test files, a few, and small record limits.
+// column of the test files, a few, small record limits, and UTF-8 as
+// configured.
 func sameOptions() map[string]sources.CSVOptions {
 	all := opts("externalId", "email", "firstName", "lastName", "department", "startDate", "birthDate", "addBalance")
 	few := opts("externalId", "email", "firstName", "lastName")
@@ -104,7 +105,9 @@ func sameOptions() map[string]sources.CSVOptions {
 		},
 		DateLayouts: map[string]string{"startDate": "01/02/2006"},
 	}}
-	return map[string]sources.CSVOptions{"all": all, "few": few, "small limits": small, "fuzz": fuzz}
+	utf8 := few
+	utf8.Encoding = sources.EncodingUTF8 // bytes that are not UTF-8 are replaced, not decoded as Windows-1252
+	return map[string]sources.CSVOptions{"all": all, "few": few, "small limits": small, "fuzz": fuzz, "utf-8": utf8}
 }
 
 // corpusInput is one input of a fuzz corpus file of FuzzReadCSV: its data,
