@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -129,7 +130,11 @@ func BenchmarkReadCSV(b *testing.B) {
 // (internal/bench/gen, 100,000 by default) sequentially and in parallel,
 // alternately, in each iteration, and reports the parallel read's time as a
 // ratio to the sequential one's of the same iterations ("par/seq"): run it
-// with -cpu 1,2 for GOMAXPROCS 1 and 2.
+// with -cpu 1,2 for GOMAXPROCS 1 and 2. Each read starts after a garbage
+// collection, and each mode goes first in half the iterations, so that
+// neither pays for the other. "serial-par/seq" compares the part each
+// read does in one goroutine, in order (Reader.Next), which bounds its
+// speed however many processors it has.
 func BenchmarkReadParallel(b *testing.B) {
 	n := benchRows(b)
 	var buf bytes.Buffer
@@ -143,6 +148,7 @@ func BenchmarkReadParallel(b *testing.B) {
 	}
 	o := sources.CSVOptions{Mapping: sources.Mapping{Columns: cols}}
 	readOnce := func(mode readMode) time.Duration {
+		runtime.GC() // neither read pays for the other's garbage
 		start := time.Now()
 		accepted := 0
 		st, err := readWith(context.Background(), "gen.csv", bytes.NewReader(data), o, time.Now(), mode, sources.Handler{
@@ -158,13 +164,42 @@ func BenchmarkReadParallel(b *testing.B) {
 		}
 		return elapsed
 	}
-	var seq, par time.Duration
+	// serialOnce times what one goroutine does in order, Reader.Next
+	// alone: the bound of a read on many processors.
+	serialOnce := func(mode readMode) time.Duration {
+		runtime.GC()
+		start := time.Now()
+		rd, _, err := openReader("gen.csv", bytes.NewReader(data), o, mode)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var batch sources.Batch
+		for {
+			err := rd.Next(context.Background(), &batch)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	var seq, par, serialSeq, serialPar time.Duration
 	b.ReportAllocs()
-	for b.Loop() {
-		seq += readOnce(readMode{})
-		par += readOnce(readMode{parallel: true})
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 { // each goes first in half the iterations
+			seq += readOnce(readMode{})
+			par += readOnce(readMode{parallel: true})
+		} else {
+			par += readOnce(readMode{parallel: true})
+			seq += readOnce(readMode{})
+		}
+		serialSeq += serialOnce(readMode{})
+		serialPar += serialOnce(readMode{parallel: true})
 	}
 	b.ReportMetric(float64(par)/float64(seq), "par/seq")
+	b.ReportMetric(float64(serialPar)/float64(serialSeq), "serial-par/seq")
 	b.ReportMetric(float64(seq.Milliseconds())/float64(b.N), "seq-ms/op")
 	b.ReportMetric(float64(par.Milliseconds())/float64(b.N), "par-ms/op")
 }

@@ -179,38 +179,46 @@ func readWith(ctx context.Context, name string, r io.ReadSeeker, opts sources.CS
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	format, err := Detect(r, opts)
-	if err != nil {
-		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return sources.Stats{}, fmt.Errorf("%s: rewind: %w", name, err)
-	}
-	text, watch, err := format.text(r)
-	if err != nil {
-		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
-	}
-	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
-	if mode.parallel {
-		size := mode.chunk
-		if size <= 0 {
-			size = chunkSize
-		}
-		c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size)
-		if err != nil {
-			return sources.Stats{}, err
-		}
-		st, err := sources.Run(ctx, v, c, h)
-		st.Corrections = c.rc.corrections
-		return st, err
-	}
-	recs, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
+	rd, rc, err := openReader(name, r, opts, mode)
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	st, err := sources.Run(ctx, v, recs, h)
-	st.Corrections = recs.corrections
+	st, err := sources.Run(ctx, v, rd, h)
+	st.Corrections = rc.corrections
 	return st, err
+}
+
+// openReader works out the format of r, reads its header and returns the
+// Reader of its rows in mode, with the header's mapping.
+func openReader(name string, r io.ReadSeeker, opts sources.CSVOptions, mode readMode) (sources.Reader, *records, error) {
+	format, err := Detect(r, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, fmt.Errorf("%s: rewind: %w", name, err)
+	}
+	text, watch, err := format.text(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
+	if !mode.parallel {
+		rc, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc, rc, nil
+	}
+	size := mode.chunk
+	if size <= 0 {
+		size = chunkSize
+	}
+	c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, c.rc, nil
 }
 
 // records reads the records of a file; it is the file's sources.Reader.
