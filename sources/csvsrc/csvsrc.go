@@ -155,12 +155,16 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	return read(ctx, name, r, opts, time.Now(), h)
 }
 
+// read is Read with dates checked against now. It reads in chunks
+// (chunks); the sequential read of records stays the reference of the
+// differential tests and the benchmark, and the way chunks reads on a
+// file it cannot split.
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
 	return readWith(ctx, name, r, opts, now, readMode{parallel: true}, h)
 }
 
-// readMode is how read splits the work of a file.
+// readMode is how a read splits the work of a file.
 type readMode struct {
 	// parallel parses the records in chunks on the workers of sources.Run
 	// (chunks); else one goroutine reads them all (records).
