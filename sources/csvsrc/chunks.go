@@ -17,8 +17,17 @@ import (
 // default: about sources.BatchLen rows of a typical export.
 const chunkSize = 64 << 10
 
-// readSize is the least room chunks leaves for one read of the text.
+// readSize is the most chunks reads of the text at once, and the least
+// room it leaves for a read.
 const readSize = 32 << 10
+
+// smallBuffer is the buffer encoding/csv reads a chunk through; a chunk of
+// longChunk bytes or more (a long record) is read through one that holds
+// it whole.
+const (
+	smallBuffer = 4 << 10
+	longChunk   = 1 << 20
+)
 
 // chunks is the Reader of a file read in parallel. Its Next only cuts the
 // guarded text into chunks of whole records; Fill, on the workers of
@@ -114,7 +123,10 @@ func (c *chunks) cut(sc *scratch) error {
 			// Doubled, so that a long record is copied about once.
 			buf = slices.Grow(buf, max(readSize, c.size, len(buf)))
 		}
-		n, err := c.g.Read(buf[len(buf):cap(buf)])
+		// A read at a time of at most readSize, so that a chunk ends
+		// soon after c.size and its text is still in the caches when a
+		// worker parses it.
+		n, err := c.g.Read(buf[len(buf):min(cap(buf), len(buf)+readSize)])
 		buf = buf[:len(buf)+n]
 		switch {
 		case errors.Is(err, io.EOF):
@@ -159,13 +171,17 @@ func (c *chunks) sequential(text []byte) {
 // chunks, into b and sc, with a csv.Reader of its own. It runs on the
 // workers.
 func (rc *records) parseText(b *sources.Batch, sc *scratch) error {
-	// A buffer that holds the whole chunk, kept with the batch: encoding/csv
-	// then reads each line of it in place, where through a smaller one it
-	// would copy a long line into a buffer of its own, grown step by step.
+	// A small buffer, kept with the batch, stays in the caches; a chunk of
+	// a long record gets one that holds it whole, so that encoding/csv
+	// reads its lines in place instead of copying a long line into a
+	// buffer of its own, grown step by step.
 	sc.src.Reset(sc.text)
-	if need := len(sc.text) + 1; sc.br == nil || sc.br.Size() < need {
-		sc.br = bufio.NewReaderSize(&sc.src, need+need/4)
-	} else {
+	switch {
+	case len(sc.text) >= longChunk:
+		sc.br = bufio.NewReaderSize(&sc.src, len(sc.text)+1)
+	case sc.br == nil || sc.br.Size() != smallBuffer:
+		sc.br = bufio.NewReaderSize(&sc.src, smallBuffer)
+	default:
 		sc.br.Reset(&sc.src)
 	}
 	cr := csv.NewReader(sc.br)
