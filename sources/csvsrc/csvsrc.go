@@ -33,6 +33,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -155,14 +156,20 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	return read(ctx, name, r, opts, time.Now(), h)
 }
 
-// read is Read with dates checked against now. It reads in chunks
-// (chunks); the sequential read of records stays the reference of the
-// differential tests and the benchmark, and the way chunks reads on a
-// file it cannot split.
+// read is Read with dates checked against now. With more than two
+// processors it reads in chunks (chunks), parsed on the workers; with one
+// or two it reads sequentially (records), whose reading goroutine the
+// workers keep up with: on two processors the chunks measured no faster,
+// and up to a quarter slower on a busy machine (docs/benchmarks.md).
+// Both give the same results (TestParallelReadSameAsSequential).
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
-	return readWith(ctx, name, r, opts, now, readMode{parallel: true}, h)
+	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > parallelAbove}, h)
 }
+
+// parallelAbove is the number of processors above which read reads in
+// chunks.
+const parallelAbove = 2
 
 // readMode is how a read splits the work of a file.
 type readMode struct {
