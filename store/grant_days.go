@@ -173,7 +173,7 @@ func (s *Store) VoidOccurrences(ctx context.Context, job model.Job, grants []mod
 // keys it does not hold are absent from the map.
 func (s *Store) GrantStates(ctx context.Context, keys []string) (map[string]model.GrantState, error) {
 	out := make(map[string]model.GrantState, len(keys))
-	err := s.forKeys(keys, func(cond string, args []any) error {
+	err := s.db.ForKeys(keys, func(cond string, args []any) error {
 		rows, err := s.r.QueryContext(ctx, s.r.Rebind("SELECT grant_key, state FROM grants WHERE grant_key "+cond), args...)
 		if err != nil {
 			return err

@@ -142,154 +142,6 @@ func grantCols() []string {
 	}
 }
 
-// BeginBatch commits the intent of one create-people call, before the call
-// is made: the journal entry (state sent), the batch's people, and its
-// grants in state pending, linked to the entry. A grant whose key already
-// exists may only be sent again from not_applied (its attempts grow by one);
-// any other state fails the whole batch with a *GrantConflictError naming the
-// key, and nothing is written: the store refuses to double-send.
-func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64, err error) {
-	if in.RunID == "" || in.Tenant == "" || in.Job == "" || in.IdempotencyKey == "" {
-		return 0, errors.New("begin batch: run id, tenant, job and idempotency key are required")
-	}
-	if err := checkPeople(in.People); err != nil {
-		return 0, fmt.Errorf("begin batch: %w", err)
-	}
-	op := in.Operation
-	if op == "" {
-		op = OpCreatePeople
-	}
-	items := in.ItemCount
-	if items == 0 {
-		items = len(in.People)
-	}
-	started := in.StartedAt
-	if started.IsZero() {
-		started = s.now()
-	}
-	grants := make([]model.Grant, len(in.Grants))
-	keys := make([]string, len(in.Grants))
-	byKey := make(map[string]int, len(in.Grants))
-	for i, g := range in.Grants {
-		if g.Tenant == "" {
-			g.Tenant = in.Tenant
-		}
-		if g.Tenant != in.Tenant {
-			return 0, fmt.Errorf("begin batch: grant for %s belongs to another tenant", g.ExternalID)
-		}
-		if g.ExternalID == "" || g.Reason == "" {
-			return 0, errors.New("begin batch: grant without externalId or reason")
-		}
-		if g.Job != "" && g.Job != string(in.Job) {
-			return 0, fmt.Errorf("begin batch: grant for %s belongs to the %s job, not the %s job's call", g.ExternalID, g.Job, in.Job)
-		}
-		if g.Key == "" {
-			g.Key = model.GrantKey(g.Tenant, g.ExternalID, g.Reason, g.Occurrence)
-		}
-		if _, dup := byKey[g.Key]; dup {
-			return 0, fmt.Errorf("begin batch: grant %s listed twice", g.Key)
-		}
-		byKey[g.Key] = i
-		grants[i], keys[i] = g, g.Key
-	}
-
-	err = s.inTx(ctx, "begin batch", func(tx *sqlx.Tx) error {
-		// Which grants exist already, and in which state? On PostgreSQL the
-		// rows are locked until commit.
-		lockRows := ""
-		if s.dialect == dialectPostgres {
-			lockRows = " FOR UPDATE"
-		}
-		resend := map[string]bool{}
-		err := s.forKeys(keys, func(cond string, args []any) error {
-			rows, err := tx.QueryContext(ctx, tx.Rebind("SELECT grant_key, state, job FROM grants WHERE grant_key "+cond+lockRows), args...)
-			if err != nil {
-				return fmt.Errorf("read grants: %w", err)
-			}
-			defer func() { _ = rows.Close() }()
-			for rows.Next() {
-				var key string
-				var st model.GrantState
-				var job model.Job
-				if err := rows.Scan(&key, &st, &job); err != nil {
-					return fmt.Errorf("read grants: %w", err)
-				}
-				if st != model.GrantNotApplied || job != in.Job {
-					// Another job's grant is never sent again from this
-					// one's scope, whatever its state.
-					return &GrantConflictError{Key: key, State: st}
-				}
-				resend[key] = true
-			}
-			if err := rows.Err(); err != nil {
-				return fmt.Errorf("read grants: %w", err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		// The conflict check above is a friendly error; a key that appears
-		// between the check and the insert still fails on the unique
-		// constraint below, and that failure is reported, never ignored.
-		if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
-			(run_id, tenant, job, operation, idempotency_key, request_sha, item_count, state, started_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-			in.RunID, in.Tenant, string(in.Job), op, in.IdempotencyKey, in.RequestSHA, items, JournalSent, ts(started),
-		).Scan(&journalID); err != nil {
-			return fmt.Errorf("insert journal: %w", err)
-		}
-		if err := s.upsertPeople(ctx, tx, in.Tenant, in.People); err != nil {
-			return err
-		}
-		now := s.stamp()
-		fresh := make([]model.Grant, 0, len(grants))
-		for _, g := range grants {
-			if !resend[g.Key] {
-				fresh = append(fresh, g)
-			}
-		}
-		vals := make([]any, len(grantCols()))
-		err = s.bulkInsert(ctx, tx, "grants", grantCols(), "", len(fresh), func(i int) []any {
-			g := fresh[i]
-			vals[0], vals[1], vals[2], vals[3], vals[4] = g.Key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence
-			vals[5], vals[6], vals[7], vals[8], vals[9] = g.Amount, string(model.GrantPending), 1, "", ""
-			vals[10], vals[11], vals[12], vals[13] = journalID, now, now, string(in.Job)
-			return vals
-		})
-		if err != nil {
-			if isUniqueViolation(err) {
-				return fmt.Errorf("%w: %w", ErrGrantConflict, err)
-			}
-			return err
-		}
-		if len(resend) == 0 {
-			return nil
-		}
-		st, err := tx.PreparexContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, attempts = attempts + 1,
-			amount = ?, last_error = '', journal_id = ?, updated_at = ? WHERE grant_key = ? AND state = ?`))
-		if err != nil {
-			return fmt.Errorf("resend grants: %w", err)
-		}
-		defer func() { _ = st.Close() }()
-		for key := range resend {
-			g := grants[byKey[key]]
-			res, err := st.ExecContext(ctx, model.GrantPending, g.Amount, journalID, now, key, model.GrantNotApplied)
-			if err != nil {
-				return fmt.Errorf("resend grant %s: %w", key, err)
-			}
-			if n, err := res.RowsAffected(); err != nil || n != 1 {
-				return fmt.Errorf("resend grant %s: %w", key, ErrGrantConflict)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return journalID, nil
-}
-
 // grantStateFor maps a call's outcome to its grants' state.
 func grantStateFor(j JournalState) (model.GrantState, bool) {
 	switch j {
@@ -326,10 +178,7 @@ func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutco
 		finished = s.now()
 	}
 	return s.inTx(ctx, fmt.Sprintf("finish batch %d", journalID), func(tx *sqlx.Tx) error {
-		lockRow := ""
-		if s.dialect == dialectPostgres {
-			lockRow = " FOR UPDATE"
-		}
+		lockRow := s.db.ForUpdate()
 		var (
 			tenant string
 			state  JournalState
@@ -411,7 +260,7 @@ func (s *Store) settleGrants(ctx context.Context, tx *sqlx.Tx, journalID int64, 
 		state   model.GrantState
 		lastErr string
 	}{{settle, gs, lastErr}, {hold, model.GrantUnknown, unaccountedError}} {
-		err := s.forKeys(part.keys, func(cond string, args []any) error {
+		err := s.db.ForKeys(part.keys, func(cond string, args []any) error {
 			args = append([]any{part.state, part.lastErr, now}, args...)
 			_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE grants SET state = ?, last_error = ?, updated_at = ?
 				WHERE grant_key `+cond), args...)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // PersonRow is what the store keeps about one person of a tenant.
@@ -121,13 +120,9 @@ type PersonKey struct {
 // that the rows belong to: both are read in one read transaction, so an
 // index built from the rows is exactly the state at that version.
 func (s *Store) ScanPeopleKeys(ctx context.Context, tenant string, fn func(PersonKey) error) (version int64, err error) {
-	from := "people"
-	if s.dialect == dialectSQLite {
-		// Through the (tenant, external_id) index SQLite would seek the
-		// table once per row, in random page order; a scan of the table
-		// reads its pages in order, several times faster on a large state.
-		from = "people NOT INDEXED"
-	}
+	// The dialect may read the table in page order rather than through
+	// the (tenant, external_id) index.
+	from := s.db.PeopleScan()
 	// Both flags in one column: every column costs the driver a call per row.
 	q := `SELECT external_id, email, fingerprint,
 		CASE WHEN departed_at IS NULL THEN 0 ELSE 1 END + CASE WHEN created_on_platform_at IS NULL THEN 0 ELSE 2 END
@@ -244,7 +239,7 @@ func checkPeople(rows []PersonRow) error {
 func (s *Store) upsertPeople(ctx context.Context, tx *sqlx.Tx, tenant string, rows []PersonRow) error {
 	now := s.stamp()
 	vals := make([]any, len(peopleCols()))
-	return s.bulkInsert(ctx, tx, "people", peopleCols(), peopleUpsert, len(rows), func(i int) []any {
+	return s.db.BulkInsert(ctx, tx, "people", peopleCols(), peopleUpsert, len(rows), func(i int) []any {
 		r := rows[i]
 		first, last := r.FirstSeenAt, r.LastSeenAt
 		if first.IsZero() {
@@ -266,7 +261,7 @@ func (s *Store) upsertPeople(ctx context.Context, tx *sqlx.Tx, tenant string, ro
 // left as they are.
 func (s *Store) MarkDeparted(ctx context.Context, tenant string, externalIDs []string, at time.Time) error {
 	return s.inTx(ctx, "mark departed", func(tx *sqlx.Tx) error {
-		return s.forKeys(externalIDs, func(cond string, args []any) error {
+		return s.db.ForKeys(externalIDs, func(cond string, args []any) error {
 			q := tx.Rebind("UPDATE people SET departed_at = ? WHERE tenant = ? AND departed_at IS NULL AND external_id " + cond)
 			if _, err := tx.ExecContext(ctx, q, append([]any{ts(at), tenant}, args...)...); err != nil {
 				return fmt.Errorf("update people: %w", err)
@@ -282,33 +277,7 @@ func (s *Store) setRemoteIDs(ctx context.Context, tx *sqlx.Tx, tenant string, id
 	if len(ids) == 0 {
 		return nil
 	}
-	if s.dialect == dialectPostgres {
-		ext := make([]string, 0, len(ids))
-		rem := make([]string, 0, len(ids))
-		for e, r := range ids {
-			ext, rem = append(ext, e), append(rem, r)
-		}
-		q := `UPDATE people p SET remote_id = v.remote_id,
-			created_on_platform_at = COALESCE(p.created_on_platform_at, $1)
-			FROM unnest($2::text[], $3::text[]) AS v(external_id, remote_id)
-			WHERE p.tenant = $4 AND p.external_id = v.external_id`
-		if _, err := tx.ExecContext(ctx, q, at, pq.Array(ext), pq.Array(rem), tenant); err != nil {
-			return fmt.Errorf("set remote ids: %w", err)
-		}
-		return nil
-	}
-	st, err := tx.PreparexContext(ctx, `UPDATE people SET remote_id = ?,
-		created_on_platform_at = COALESCE(created_on_platform_at, ?) WHERE tenant = ? AND external_id = ?`)
-	if err != nil {
-		return fmt.Errorf("set remote ids: %w", err)
-	}
-	defer func() { _ = st.Close() }()
-	for e, r := range ids {
-		if _, err := st.ExecContext(ctx, r, at, tenant, e); err != nil {
-			return fmt.Errorf("set remote ids: %w", err)
-		}
-	}
-	return nil
+	return s.db.SetRemoteIDs(ctx, tx, tenant, ids, at)
 }
 
 // placeholders renders n comma-separated "?".

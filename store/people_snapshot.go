@@ -131,11 +131,9 @@ func (s *Store) PeopleSnapshot(ctx context.Context, tenant string, fn func(part 
 // reused by the iterator once the next one is asked for.
 func (s *Store) SavePeopleSnapshot(ctx context.Context, tenant string, version int64, parts iter.Seq[[]byte]) (saved bool, err error) {
 	err = s.inTx(ctx, "save people snapshot", func(tx *sqlx.Tx) error {
-		if s.dialect == dialectPostgres {
-			// Two savers of one tenant take turns (SQLite has one writer).
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", s.lockKey("people-snapshot\x00"+tenant)); err != nil {
-				return fmt.Errorf("lock snapshot: %w", err)
-			}
+		// Two savers of one tenant take turns.
+		if err := s.db.TxLock(ctx, tx, "people-snapshot\x00"+tenant); err != nil {
+			return fmt.Errorf("lock snapshot: %w", err)
 		}
 		cur, err := peopleVersion(ctx, tx, tenant)
 		if err != nil {

@@ -176,7 +176,7 @@ func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
 			return fmt.Errorf("update run: %w", err)
 		}
 		vals := make([]any, len(rejectionCols()))
-		err = s.bulkInsert(ctx, tx, "rejections", rejectionCols(), "", len(res.Rejections), func(i int) []any {
+		err = s.db.BulkInsert(ctx, tx, "rejections", rejectionCols(), "", len(res.Rejections), func(i int) []any {
 			r := res.Rejections[i]
 			vals[0], vals[1], vals[2], vals[3], vals[4] = res.ID, r.Source, r.Line, r.Field, r.Reason
 			return vals

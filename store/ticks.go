@@ -85,6 +85,10 @@ func (s *Store) ClaimTick(ctx context.Context, job model.Job, tenant string, at 
 	return t, nil
 }
 
+// unlockTimeout bounds the writes a tick makes after its context is
+// cancelled.
+const unlockTimeout = 10 * time.Second
+
 // Finish records how the run of the tick ended, deletes the job's tick rows
 // older than TickRetention, and releases the tick's lock. It does its
 // writes even when ctx is cancelled (a stopping daemon), bounded by

@@ -16,6 +16,10 @@ import (
 	_ "hrsync/sources/s3drop"
 	_ "hrsync/sources/sftpdrop"
 	_ "hrsync/sources/sqlsrc"
+
+	// The store dialects register themselves by DSN scheme (store.Register).
+	_ "hrsync/store/postgres"
+	_ "hrsync/store/sqlite"
 )
 
 // version is stamped at build time with -ldflags "-X main.version=...".

@@ -45,6 +45,10 @@ import (
 
 	"hrsync/internal/bench/baseline"
 	"hrsync/internal/bench/proc"
+
+	// The store dialects the harness measures register themselves.
+	_ "hrsync/store/postgres"
+	_ "hrsync/store/sqlite"
 )
 
 func main() {

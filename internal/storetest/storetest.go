@@ -2,7 +2,10 @@
 // the test's temporary folder, and a PostgreSQL schema of its own on the
 // server HRSYNC_TEST_POSTGRES_URL names (dropped when the test ends), so
 // that tests sharing a server never see each other's rows. A missing
-// server fails the test; it is never skipped.
+// server fails the test; it is never skipped. It is built on the dialect
+// packages hrsync/store/sqlite and hrsync/store/postgres, which importing
+// it registers; the store's own tests are the shared driver suite
+// (hrsync/store/drivertest).
 package storetest
 
 import (
@@ -20,19 +23,21 @@ import (
 	"github.com/lib/pq"
 
 	"hrsync/store"
+	"hrsync/store/postgres"
+	"hrsync/store/sqlite"
 )
 
 // Store is a fresh store for a test, and a plain handle on its tables to
 // read or write them as an operator's SQL would.
 type Store struct {
-	Name string // "sqlite" or "postgres"
+	Name string // the dialect's name: sqlite.Name or postgres.Name
 	St   *store.Store
 	Raw  *sql.DB
 }
 
 // Q writes a query's "?" placeholders as the store's database wants them.
 func (s Store) Q(query string) string {
-	if s.Name != "postgres" {
+	if s.Name != postgres.Name {
 		return query
 	}
 	return sqlx.Rebind(sqlx.DOLLAR, query)
@@ -67,7 +72,7 @@ func SQLite(t testing.TB) Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	return Store{Name: "sqlite", St: st, Raw: raw}
+	return Store{Name: sqlite.Name, St: st, Raw: raw}
 }
 
 // Postgres opens a migrated store in a new schema of the PostgreSQL server
@@ -102,5 +107,5 @@ func Postgres(t testing.TB) Store {
 		}
 		_ = raw.Close()
 	})
-	return Store{Name: "postgres", St: st, Raw: raw}
+	return Store{Name: postgres.Name, St: st, Raw: raw}
 }
