@@ -36,7 +36,8 @@
 // # Speed
 //
 // Run uses every processor: one goroutine reads the rows in order (a query's
-// rows; of a CSV file, only the text, cut into chunks of whole records),
+// rows, a CSV file's records; with more than two processors, of a CSV file
+// only its text, cut into chunks of whole records),
 // workers fill and check them in batches (CSV parsing and gocsv mapping,
 // e-mail, dates, the hashes of Hashes), and the calling goroutine finds the
 // duplicates and hands the rows on in order.

@@ -11,15 +11,15 @@
 //
 // Reading streams, in one pass and on every processor (sources.Run): one
 // goroutine reads the text through the guard (record limits, line ends,
-// quotes) and cuts it into chunks of whole records; workers parse each
-// chunk with encoding/csv, keep the values of the mapped columns, map them
+// quotes) and either reads its records with encoding/csv, keeping the
+// values of the mapped columns in batches of sources.BatchLen, or, with
+// more than two processors, only cuts it into chunks of whole records
+// that the workers parse (see chunks and read); workers map each batch
 // onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over a
-// decoder that yields the chunk's rows, its header rewritten from the
-// configured names to the struct's csv tags) and check its rows; the
-// caller gets them in order, with the line numbers, rejections and
-// duplicates of a sequential read (see chunks; a file whose record ends
-// cannot be told apart is read on sequentially). None of gocsv's
-// package-level settings is touched. Memory does not grow with the file,
+// decoder that yields the batch, its header rewritten from the configured
+// names to the struct's csv tags) and check its rows; the caller gets them
+// in order, with the same lines, rejections and duplicates either way.
+// None of gocsv's package-level settings is touched. Memory does not grow with the file,
 // only with the keys kept to find duplicates.
 package csvsrc
 
