@@ -119,22 +119,8 @@ func (c *Config) validate(ps *problems) {
 }
 
 func (c *Config) validateStore(ps *problems) {
-	raw := c.Store.URL.Value()
-	switch {
-	case raw == "":
-		ps.addf("store.url", "must not be empty")
-	case strings.HasPrefix(raw, "sqlite:"):
-		p := strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//")
-		if p == "" {
-			ps.addf("store.url", "must name the database file, as in sqlite:hrsync.db")
-		}
-	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
-		// url.Parse's errors quote the URL, password included: never wrap them.
-		if u, err := url.Parse(raw); err != nil || u.Host == "" {
-			ps.addf("store.url", "is not a valid PostgreSQL URL (postgres://user@host:5432/db)")
-		}
-	default:
-		ps.addf("store.url", "must start with sqlite: or postgres://")
+	if problem := dialectsOr(c.Store.dialects).CheckURL(c.Store.URL.Value()); problem != "" {
+		ps.addf("store.url", "%s", problem)
 	}
 	if !schemaName.MatchString(c.Store.Schema) {
 		ps.addf("store.schema", "must be a lower-case SQL identifier such as hrsync")
