@@ -6,7 +6,8 @@ package kubernetes_test
 
 import (
 	"hrsync/store"
-	_ "hrsync/store/sqlite" // registers the sqlite dialect, as in cmd/hrsync
+	_ "hrsync/store/postgres" // registers the postgres dialect, as in cmd/hrsync
+	_ "hrsync/store/sqlite"   // registers the sqlite dialect, as in cmd/hrsync
 	"maps"
 	"net"
 	"os"
