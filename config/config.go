@@ -57,6 +57,9 @@ type Store struct {
 	URLFile string `yaml:"urlFile"`
 	// Schema is the PostgreSQL schema hrsync's tables live in.
 	Schema string `yaml:"schema"`
+
+	// dialects describes the URL (Location, StateFile): Load sets it.
+	dialects StoreDialects
 }
 
 // API configures the client of the platform's partner API.

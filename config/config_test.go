@@ -51,7 +51,7 @@ tenants:
 // load writes content to a config file in a fresh directory and loads it.
 func load(t *testing.T, content string, env map[string]string) (*Config, error) {
 	t.Helper()
-	return Load(writeFile(t, t.TempDir(), "hrsync.yaml", content), envMap(env), testKinds)
+	return Load(writeFile(t, t.TempDir(), "hrsync.yaml", content), envMap(env), testKinds, testDialects)
 }
 
 // mustLoad is load for a configuration that must be valid.
@@ -97,7 +97,7 @@ func hasProblem(ps []Problem, path, reason string) bool {
 func TestDefaults(t *testing.T) {
 	t.Run("minimal file gets every default", func(t *testing.T) {
 		dir := t.TempDir()
-		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal), noEnv, testKinds)
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal), noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -153,6 +153,7 @@ func TestDefaults(t *testing.T) {
 		if len(d.Tenants) != 0 || d.API.MaxAttempts != 5 || d.Store.URL.Value() != DefaultStoreURL {
 			t.Errorf("Default() = %v", d)
 		}
+		d.Store.dialects = testDialects // as Load wires them
 		ps := &problems{}
 		d.validate(ps)
 		if !hasProblem(ps.list, "tenants", "at least one tenant") || len(ps.list) != 1 {
@@ -189,7 +190,7 @@ api:
 		dir := t.TempDir()
 		writeFile(t, dir, "token", "tok-123\n")
 		path := writeFile(t, dir, "hrsync.yaml", minimal+"api:\n  tokenFile: token\n")
-		cfg, err := Load(path, noEnv, testKinds)
+		cfg, err := Load(path, noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -205,20 +206,20 @@ api:
 func TestConfigPath(t *testing.T) {
 	t.Run("HRSYNC_CONFIG names the file when no path is given", func(t *testing.T) {
 		path := writeFile(t, t.TempDir(), "c.yaml", minimal)
-		cfg, err := Load("", envMap(map[string]string{EnvConfig: path}), testKinds)
+		cfg, err := Load("", envMap(map[string]string{EnvConfig: path}), testKinds, testDialects)
 		if err != nil || cfg.Tenants[0].Name != "acme" {
 			t.Fatalf("Load: %v", err)
 		}
 	})
 	t.Run("no path at all is a configuration error", func(t *testing.T) {
-		_, err := Load("", noEnv, testKinds)
+		_, err := Load("", noEnv, testKinds, testDialects)
 		ps := problemsOf(t, err)
 		if len(ps) != 1 || !strings.Contains(ps[0].Reason, "--config") {
 			t.Errorf("problems = %v", ps)
 		}
 	})
 	t.Run("a missing file is a configuration error", func(t *testing.T) {
-		_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), noEnv, testKinds)
+		_, err := Load(filepath.Join(t.TempDir(), "absent.yaml"), noEnv, testKinds, testDialects)
 		ps := problemsOf(t, err)
 		if len(ps) != 1 || !strings.Contains(ps[0].Reason, "does not exist") {
 			t.Errorf("problems = %v", ps)
@@ -296,7 +297,7 @@ timezone: UTC
 		}
 		dir := t.TempDir()
 		writeFile(t, dir, "url", "postgres://u:pw@h/file\n")
-		cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"store:\n  urlFile: url\n"), noEnv, testKinds)
+		cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"store:\n  urlFile: url\n"), noEnv, testKinds, testDialects)
 		if err != nil || cfg.Store.URL.Value() != "postgres://u:pw@h/file" {
 			t.Errorf("url from file: %v, %v", err, cfg)
 		}
@@ -604,7 +605,7 @@ func TestTenants(t *testing.T) {
     personalize:
       collections: [30000000-0000-4000-8000-000000000001, 30000000-0000-4000-8000-000000000002]
     schedules: {people: "0 */5 * * * *", orders: "@hourly"}
-`), noEnv, testKinds)
+`), noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -778,7 +779,7 @@ api: {timeout: 1m30s}
 
 func TestShowRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"    personalize: {collections: [30000000-0000-4000-8000-000000000001], windowAfter: 36h}\n    orders: {country: US}\n"), noEnv, testKinds)
+	cfg, err := Load(writeFile(t, dir, "c.yaml", minimal+"    personalize: {collections: [30000000-0000-4000-8000-000000000001], windowAfter: 36h}\n    orders: {country: US}\n"), noEnv, testKinds, testDialects)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -786,7 +787,7 @@ func TestShowRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("YAML: %v", err)
 	}
-	again, err := Load(writeFile(t, dir, "shown.yaml", string(y)), noEnv, testKinds)
+	again, err := Load(writeFile(t, dir, "shown.yaml", string(y)), noEnv, testKinds, testDialects)
 	if err != nil {
 		t.Fatalf("the shown configuration does not load: %v\n%s", err, y)
 	}

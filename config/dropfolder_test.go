@@ -36,7 +36,7 @@ func TestRemoteDropFolderRule(t *testing.T) {
 	}
 	t.Run("sftp: the secret files are taken from the file's folder", func(t *testing.T) {
 		dir := t.TempDir()
-		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", base+sftpOK), noEnv, testKinds)
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", base+sftpOK), noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("load: %v", err)
 		}

@@ -40,7 +40,7 @@ func TestExamplesLoad(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			cfg, err := Load(f, exampleEnv, testKinds)
+			cfg, err := Load(f, exampleEnv, testKinds, testDialects)
 			if err != nil {
 				t.Fatalf("example does not load: %v", err)
 			}
@@ -56,7 +56,7 @@ func TestExamplesLoad(t *testing.T) {
 // their leading zeros, dates parse with the configured layouts, and
 // balances are numbers.
 func TestExampleExport(t *testing.T) {
-	cfg, err := Load(filepath.Join(examplesDir, "csv-dropfolder.yaml"), exampleEnv, testKinds)
+	cfg, err := Load(filepath.Join(examplesDir, "csv-dropfolder.yaml"), exampleEnv, testKinds, testDialects)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}

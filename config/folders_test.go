@@ -32,7 +32,7 @@ func TestFolderChecks(t *testing.T) {
 	const dirPath = "tenants[0].source.csv.dir"
 	loadChecked := func(t *testing.T, content string, checks Checks) (*Config, error) {
 		t.Helper()
-		return LoadChecked(writeFile(t, t.TempDir(), "hrsync.yaml", content), noEnv, testKinds, checks)
+		return LoadChecked(writeFile(t, t.TempDir(), "hrsync.yaml", content), noEnv, testKinds, testDialects, checks)
 	}
 	t.Run("a missing folder is a problem at its key and line", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "absent")
@@ -163,7 +163,7 @@ tenants:
 	t.Chdir(work)
 
 	t.Run("paths in the file are from the file's folder", func(t *testing.T) {
-		cfg, err := Load(filepath.Join("..", "etc", "hrsync.yaml"), noEnv, testKinds)
+		cfg, err := Load(filepath.Join("..", "etc", "hrsync.yaml"), noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -184,7 +184,7 @@ tenants:
 		}
 	})
 	t.Run("paths from the environment are from the working directory", func(t *testing.T) {
-		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "sqlite:env.db", EnvAPITokenFile: "env-token"}), testKinds)
+		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "sqlite:env.db", EnvAPITokenFile: "env-token"}), testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -196,7 +196,7 @@ tenants:
 		}
 	})
 	t.Run("a URL read from a secret file is from the working directory", func(t *testing.T) {
-		cfg, err := Load(writeFile(t, cfgDir, "secret.yaml", strings.Replace(file, "url: sqlite:state/hrsync.db", "urlFile: store-url", 1)), noEnv, testKinds)
+		cfg, err := Load(writeFile(t, cfgDir, "secret.yaml", strings.Replace(file, "url: sqlite:state/hrsync.db", "urlFile: store-url", 1)), noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}
@@ -205,7 +205,7 @@ tenants:
 		}
 	})
 	t.Run("a PostgreSQL store names its schema", func(t *testing.T) {
-		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "postgres://hrsync:pw@db:5432/hr"}), testKinds)
+		cfg, err := Load(path, envMap(map[string]string{EnvStoreURL: "postgres://hrsync:pw@db:5432/hr"}), testKinds, testDialects)
 		if err != nil {
 			t.Fatalf("Load: %v", err)
 		}

@@ -8,6 +8,9 @@ import (
 	_ "hrsync/sources/s3drop" // registers the s3 kind, as in cmd/hrsync
 	"hrsync/sources/sftpdrop"
 	"hrsync/sources/sqlsrc"
+	"hrsync/store"
+	_ "hrsync/store/postgres" // registers the postgres dialect, as in cmd/hrsync
+	_ "hrsync/store/sqlite"   // registers the sqlite dialect, as in cmd/hrsync
 )
 
 // testKinds reads the tenants' sources with the program's registry: the
@@ -42,3 +45,8 @@ func sqlOf(t *testing.T, tn Tenant) *sqlsrc.Options {
 	t.Helper()
 	return optionsOf[*sqlsrc.Options](t, tn)
 }
+
+// testDialects checks and describes the store URL with the store's driver
+// registry: the dialects register themselves by being imported, as in
+// cmd/hrsync.
+var testDialects StoreDialects = store.Dialects{}

@@ -33,8 +33,8 @@ const (
 // Load reads the configuration file at path (or, when path is "", the file
 // named by HRSYNC_CONFIG), fills defaults, applies environment overrides,
 // resolves secrets and validates the result. env looks variables up; nil
-// means os.LookupEnv. Relative paths written in the file (a sqlite: store
-// url, the default one included, tokenFile, urlFile, dsnFile, a drop
+// means os.LookupEnv. Relative paths written in the file (a store url's
+// file, the default one included, as its dialect in dialects reads it, tokenFile, urlFile, dsnFile, a drop
 // folder's dir) are taken from the file's directory; relative paths from
 // the environment or a secret file from the working directory. Every path
 // is absolute once loaded.
@@ -45,13 +45,13 @@ const (
 //
 // Every problem found is returned at once in a *Error. Load checks nothing
 // on disk but the files it reads: LoadChecked also checks the drop folders.
-func Load(path string, env func(string) (string, bool), kinds SourceKinds) (*Config, error) {
-	return LoadChecked(path, env, kinds, Checks{})
+func Load(path string, env func(string) (string, bool), kinds SourceKinds, dialects StoreDialects) (*Config, error) {
+	return LoadChecked(path, env, kinds, dialects, Checks{})
 }
 
 // LoadChecked is Load that also checks the drop folders as checks asks,
 // listing their problems with the file's.
-func LoadChecked(path string, env func(string) (string, bool), kinds SourceKinds, checks Checks) (*Config, error) {
+func LoadChecked(path string, env func(string) (string, bool), kinds SourceKinds, dialects StoreDialects, checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -69,7 +69,7 @@ func LoadChecked(path string, env func(string) (string, bool), kinds SourceKinds
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Reason: fmt.Sprintf("cannot resolve its folder: %v", err)}}}
 	}
-	cfg, err := parse(data, dir, env, kinds, checks)
+	cfg, err := parse(data, dir, env, kinds, dialects, checks)
 	var cerr *Error
 	if errors.As(err, &cerr) {
 		cerr.File = path
@@ -79,14 +79,15 @@ func LoadChecked(path string, env func(string) (string, bool), kinds SourceKinds
 
 // Parse is Load on the bytes of a file: dir is the directory relative paths
 // in it are taken from. It returns a *Error listing every problem.
-func Parse(data []byte, dir string, env func(string) (string, bool), kinds SourceKinds) (*Config, error) {
-	return parse(data, dir, env, kinds, Checks{})
+func Parse(data []byte, dir string, env func(string) (string, bool), kinds SourceKinds, dialects StoreDialects) (*Config, error) {
+	return parse(data, dir, env, kinds, dialects, Checks{})
 }
 
-func parse(data []byte, dir string, env func(string) (string, bool), kinds SourceKinds, checks Checks) (*Config, error) {
+func parse(data []byte, dir string, env func(string) (string, bool), kinds SourceKinds, dialects StoreDialects, checks Checks) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
+	dialects = dialectsOr(dialects)
 	if p, bad := checkSyntax(data); bad {
 		return nil, &Error{Problems: []Problem{p}}
 	}
@@ -124,10 +125,11 @@ func parse(data []byte, dir string, env func(string) (string, bool), kinds Sourc
 	}
 
 	cfg.fillDefaults()
-	cfg.resolvePaths(dir)
+	cfg.resolvePaths(dir, dialects)
 	envPaths := cfg.applyEnv(env)
 	cfg.resolveSecrets(env, ps)
-	cfg.absStoreURL()
+	cfg.absStoreURL(dialects)
+	cfg.Store.dialects = dialects
 	cfg.validate(ps)
 	cfg.checkFolders(checks, ps)
 
@@ -164,8 +166,9 @@ func lookup(env func(string) (string, bool), name string) string {
 	return strings.TrimSpace(v)
 }
 
-// resolvePaths makes the file's relative paths relative to dir.
-func (c *Config) resolvePaths(dir string) {
+// resolvePaths makes the file's relative paths relative to dir; the store
+// URL's dialect resolves a file path in it.
+func (c *Config) resolvePaths(dir string, dialects StoreDialects) {
 	abs := func(p *string) {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
@@ -174,9 +177,8 @@ func (c *Config) resolvePaths(dir string) {
 	abs(&c.API.TokenFile)
 	abs(&c.Store.URLFile)
 	abs(&c.Metrics.PushgatewayTokenFile)
-	if p, ok := c.Store.SQLitePath(); ok {
-		abs(&p)
-		c.Store.URL = NewConnURL("sqlite:" + p)
+	if raw := c.Store.URL.Value(); raw != "" {
+		c.Store.URL = NewConnURL(dialects.ResolveURL(raw, dir))
 	}
 	abs(&c.Notify.SMTP.PasswordFile)
 	abs(&c.Notify.SMTP.CAFile)
@@ -188,36 +190,17 @@ func (c *Config) resolvePaths(dir string) {
 	}
 }
 
-// absStoreURL makes a relative sqlite: path that did not come from the
-// file (HRSYNC_STORE_URL, urlEnv, urlFile) absolute from the working
-// directory, so that every command names the file it opens.
-func (c *Config) absStoreURL() {
-	p, ok := c.Store.SQLitePath()
-	if !ok || p == "" || filepath.IsAbs(p) {
+// absStoreURL makes a relative file path in a store URL that did not come
+// from the file (HRSYNC_STORE_URL, urlEnv, urlFile) absolute from the
+// working directory, so that every command names the file it opens.
+func (c *Config) absStoreURL(dialects StoreDialects) {
+	raw := c.Store.URL.Value()
+	if raw == "" {
 		return
 	}
-	if a, err := filepath.Abs(p); err == nil {
-		c.Store.URL = NewConnURL("sqlite:" + a)
+	if wd, err := os.Getwd(); err == nil {
+		c.Store.URL = NewConnURL(dialects.ResolveURL(raw, wd))
 	}
-}
-
-// SQLitePath returns the file of a sqlite: store URL ("sqlite:PATH" or
-// "sqlite://PATH"); ok is false for another kind of store.
-func (s Store) SQLitePath() (path string, ok bool) {
-	raw := s.URL.Value()
-	if !strings.HasPrefix(raw, "sqlite:") {
-		return "", false
-	}
-	return strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//"), true
-}
-
-// Location says where the state lives, without any password: the SQLite
-// file, or the PostgreSQL database and schema.
-func (s Store) Location() string {
-	if p, ok := s.SQLitePath(); ok {
-		return "SQLite file " + p
-	}
-	return fmt.Sprintf("PostgreSQL %s, schema %s", s.URL, s.Schema)
 }
 
 // applyEnv applies the environment overrides and returns, for each field it

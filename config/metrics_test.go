@@ -40,7 +40,7 @@ func TestMetricsPushgateway(t *testing.T) {
 	t.Run("a token file relative to the configuration", func(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, dir, "pgw-token", " tok-value\n")
-		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal+"metrics:\n  pushgateway: http://pgw:9091\n  pushgatewayTokenFile: pgw-token\n"), noEnv, testKinds)
+		cfg, err := Load(writeFile(t, dir, "hrsync.yaml", minimal+"metrics:\n  pushgateway: http://pgw:9091\n  pushgatewayTokenFile: pgw-token\n"), noEnv, testKinds, testDialects)
 		if err != nil {
 			t.Fatal(err)
 		}

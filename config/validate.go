@@ -71,6 +71,14 @@ func (c *Config) validate(ps *problems) {
 	c.validateAPI(ps)
 	c.validateReports(ps)
 	c.validateNotify(ps)
+	c.validateLog(ps)
+	c.validateListeners(ps)
+	c.validateTimezone(ps)
+	c.validateTenants(ps)
+}
+
+// validateLog checks the log's level and format.
+func (c *Config) validateLog(ps *problems) {
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -81,6 +89,10 @@ func (c *Config) validate(ps *problems) {
 	default:
 		ps.addf("log.format", "must be one of auto, json, console")
 	}
+}
+
+// validateListeners checks the HTTP listener and the Pushgateway's URL.
+func (c *Config) validateListeners(ps *problems) {
 	if c.HTTP.Listen != "" {
 		if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 			ps.addf("http.listen", "must be host:port or :port, such as :9090")
@@ -91,6 +103,10 @@ func (c *Config) validate(ps *problems) {
 			ps.addf("metrics.pushgateway", "must be an http or https URL, such as http://pushgateway.monitoring:9091")
 		}
 	}
+}
+
+// validateTimezone checks the time zone and keeps its location.
+func (c *Config) validateTimezone(ps *problems) {
 	loc, err := time.LoadLocation(c.Timezone)
 	switch {
 	case c.Timezone == "":
@@ -100,7 +116,10 @@ func (c *Config) validate(ps *problems) {
 	default:
 		c.location = loc
 	}
+}
 
+// validateTenants checks each tenant, and that their names differ.
+func (c *Config) validateTenants(ps *problems) {
 	if len(c.Tenants) == 0 {
 		ps.addf("tenants", "at least one tenant is required")
 	}
@@ -119,22 +138,8 @@ func (c *Config) validate(ps *problems) {
 }
 
 func (c *Config) validateStore(ps *problems) {
-	raw := c.Store.URL.Value()
-	switch {
-	case raw == "":
-		ps.addf("store.url", "must not be empty")
-	case strings.HasPrefix(raw, "sqlite:"):
-		p := strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//")
-		if p == "" {
-			ps.addf("store.url", "must name the database file, as in sqlite:hrsync.db")
-		}
-	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
-		// url.Parse's errors quote the URL, password included: never wrap them.
-		if u, err := url.Parse(raw); err != nil || u.Host == "" {
-			ps.addf("store.url", "is not a valid PostgreSQL URL (postgres://user@host:5432/db)")
-		}
-	default:
-		ps.addf("store.url", "must start with sqlite: or postgres://")
+	if problem := dialectsOr(c.Store.dialects).CheckURL(c.Store.URL.Value()); problem != "" {
+		ps.addf("store.url", "%s", problem)
 	}
 	if !schemaName.MatchString(c.Store.Schema) {
 		ps.addf("store.schema", "must be a lower-case SQL identifier such as hrsync")
@@ -171,7 +176,15 @@ func (t *Tenant) validate(path string, ps *problems) {
 	uuidField(ps, path+".companyId", t.CompanyID)
 	uuidField(ps, path+".collectionId", t.CollectionID)
 	t.Source.validate(path+".source", ps)
+	t.validatePeople(path, ps)
+	t.validateSafeguards(path, ps)
+	t.validatePersonalize(path, ps)
+	t.validateOrders(path, ps)
+	t.validateSchedules(path, ps)
+}
 
+// validatePeople checks the people sync's options.
+func (t *Tenant) validatePeople(path string, ps *problems) {
 	p := &t.People
 	atLeast(ps, path+".people.batchSize", p.BatchSize, 1)
 	atLeast(ps, path+".people.concurrency", p.Concurrency, 1)
@@ -190,13 +203,20 @@ func (t *Tenant) validate(path string, ps *problems) {
 	if !grantReason.MatchString(p.GrantReason) {
 		ps.addf(path+".people.grantReason", "must be 1 to 63 lower-case letters, digits, '-', '_' or '.'")
 	}
+}
 
+// validateSafeguards checks the safeguards' ratios and population.
+func (t *Tenant) validateSafeguards(path string, ps *problems) {
 	s := &t.Safeguards
 	ratio(ps, path+".safeguards.maxDepartedRatio", s.MaxDepartedRatio)
 	ratio(ps, path+".safeguards.minRowsRatio", s.MinRowsRatio)
 	ratio(ps, path+".safeguards.maxRejectedRatio", s.MaxRejectedRatio)
 	atLeast(ps, path+".safeguards.minPopulation", s.MinPopulation, 0)
+}
 
+// validatePersonalize checks the collections to personalize and the job's
+// options.
+func (t *Tenant) validatePersonalize(path string, ps *problems) {
 	z := &t.Personalize
 	seen := map[string]bool{}
 	for i, id := range z.Collections {
@@ -215,7 +235,10 @@ func (t *Tenant) validate(path string, ps *problems) {
 	nonNegativeDuration(ps, path+".personalize.windowAfter", z.WindowAfter)
 	atLeast(ps, path+".personalize.concurrency", z.Concurrency, 1)
 	atLeast(ps, path+".personalize.maxAttempts", z.MaxAttempts, 1)
+}
 
+// validateOrders checks the orders job's options.
+func (t *Tenant) validateOrders(path string, ps *problems) {
 	o := &t.Orders
 	atLeast(ps, path+".orders.backfillDays", o.BackfillDays, 0)
 	atLeast(ps, path+".orders.overlapDays", o.OverlapDays, 0)
@@ -232,7 +255,10 @@ func (t *Tenant) validate(path string, ps *problems) {
 	if _, err := language.Parse(o.Language); err != nil || o.Language == "" {
 		ps.addf(path+".orders.language", "%q is not a language tag such as en-US or fr-FR", o.Language)
 	}
+}
 
+// validateSchedules checks each job's cron spec.
+func (t *Tenant) validateSchedules(path string, ps *problems) {
 	parser := ScheduleParser()
 	for _, j := range []struct{ key, spec string }{
 		{"people", t.Schedules.People},

@@ -206,28 +206,7 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 			add(f, fmt.Sprintf("value is longer than %d characters (maxValueLength)", v.maxValue))
 			continue
 		}
-		var reason string
-		switch f {
-		case ExternalID:
-			p.ExternalID, reason = checkID(r.Text[f], v.nonLatin)
-		case Email:
-			p.Email, reason = v.checkEmail(r.Text[f])
-		case FirstName:
-			p.FirstName, reason = checkText(r.Text[f])
-		case LastName:
-			p.LastName, reason = checkText(r.Text[f])
-		case Department:
-			p.Department, reason = checkText(r.Text[f])
-		case Location:
-			p.Location, reason = checkText(r.Text[f])
-		case StartDate:
-			p.StartDate, reason = v.date(r, f)
-		case BirthDate:
-			p.BirthDate, reason = v.date(r, f)
-		case AddBalance:
-			p.AddBalance, reason = v.amount(r.Text[f])
-		}
-		if reason != "" {
+		if reason := v.checkField(r, f, &p); reason != "" {
 			add(f, reason)
 		}
 	}
@@ -236,6 +215,33 @@ func (v *Validator) Check(r *Row) (model.Person, []model.Rejection) {
 		return model.Person{Line: r.Line, ExternalID: p.ExternalID, Email: p.Email}, rej
 	}
 	return p, nil
+}
+
+// checkField checks the value of field f of r and sets it on p; it returns
+// why the value is refused, or "".
+func (v *Validator) checkField(r *Row, f Field, p *model.Person) string {
+	var reason string
+	switch f {
+	case ExternalID:
+		p.ExternalID, reason = checkID(r.Text[f], v.nonLatin)
+	case Email:
+		p.Email, reason = v.checkEmail(r.Text[f])
+	case FirstName:
+		p.FirstName, reason = checkText(r.Text[f])
+	case LastName:
+		p.LastName, reason = checkText(r.Text[f])
+	case Department:
+		p.Department, reason = checkText(r.Text[f])
+	case Location:
+		p.Location, reason = checkText(r.Text[f])
+	case StartDate:
+		p.StartDate, reason = v.date(r, f)
+	case BirthDate:
+		p.BirthDate, reason = v.date(r, f)
+	case AddBalance:
+		p.AddBalance, reason = v.amount(r.Text[f])
+	}
+	return reason
 }
 
 // checkEmail checks an e-mail address with CheckEmail, then its

@@ -47,7 +47,7 @@ func addConfigFlags(cmd *cobra.Command) {
 // folderAccess). A configuration problem exits with the configuration code.
 func loadApp(cmd *cobra.Command) (*app, error) {
 	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, folderChecks(cmd))
+	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, store.Dialects{}, folderChecks(cmd))
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -181,7 +181,7 @@ func (a *app) openStoreReadOnly(cmd *cobra.Command) (*store.Store, error) {
 	switch {
 	case errors.Is(err, store.ErrNoState):
 		where := a.cfg.Store.Location()
-		if p, ok := a.cfg.Store.SQLitePath(); ok {
+		if p, _, ok := a.cfg.Store.StateFile(); ok {
 			where = p
 		}
 		a.log.Info("no state yet", zap.String("at", where))

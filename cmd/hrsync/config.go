@@ -1,10 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"hrsync/store"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
@@ -36,7 +35,7 @@ func configFlag(cmd *cobra.Command) {
 // with the configuration code.
 func loadConfigFlag(cmd *cobra.Command, checks config.Checks) (*config.Config, string, error) {
 	path, _ := cmd.Flags().GetString("config")
-	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, checks)
+	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, store.Dialects{}, checks)
 	if err != nil {
 		return nil, "", withCode(exitUsage, err)
 	}
@@ -90,15 +89,11 @@ func printCheck(w io.Writer, path string, cfg *config.Config) error {
 	return err
 }
 
-// stateStatus says where the state lives and, for SQLite, whether the file
-// exists yet.
+// stateStatus says where the state lives and, when it lives in a local
+// file, whether the file exists yet.
 func stateStatus(s config.Store) string {
 	where := s.Location()
-	p, ok := s.SQLitePath()
-	if !ok {
-		return where
-	}
-	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+	if _, missing, ok := s.StateFile(); ok && missing {
 		return where + " (not created yet: the first run or hrsync migrate creates it)"
 	}
 	return where

@@ -5,6 +5,9 @@ package kubernetes_test
 // own loader from a copy of the pod's file system.
 
 import (
+	"hrsync/store"
+	_ "hrsync/store/postgres" // registers the postgres dialect, as in cmd/hrsync
+	_ "hrsync/store/sqlite"   // registers the sqlite dialect, as in cmd/hrsync
 	"maps"
 	"net"
 	"os"
@@ -261,7 +264,7 @@ func checkConfigLoads(t *testing.T, spec corev1.PodSpec, c corev1.Container, obj
 		t.Fatal(err)
 	}
 	noEnv := func(string) (string, bool) { return "", false }
-	cfg, err := config.LoadChecked(local, noEnv, registry.Kinds{}, config.Checks{Folders: config.FoldersWritable})
+	cfg, err := config.LoadChecked(local, noEnv, registry.Kinds{}, store.Dialects{}, config.Checks{Folders: config.FoldersWritable})
 	if err != nil {
 		t.Fatalf("the pod's configuration does not load: %v", err)
 	}

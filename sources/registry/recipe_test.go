@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hrsync/store"
+	_ "hrsync/store/sqlite" // registers the sqlite dialect, as in cmd/hrsync
 	"io"
 	"io/fs"
 	"strings"
@@ -140,7 +142,7 @@ tenants:
 func TestRecipeNewKind(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
 	t.Run("configured and read", func(t *testing.T) {
-		cfg, err := config.Parse([]byte(fixedConfig), t.TempDir(), noEnv, registry.Kinds{})
+		cfg, err := config.Parse([]byte(fixedConfig), t.TempDir(), noEnv, registry.Kinds{}, store.Dialects{})
 		if err != nil {
 			t.Fatalf("parse: %v", err)
 		}
@@ -171,7 +173,7 @@ func TestRecipeNewKind(t *testing.T) {
 	t.Run("its problems carry the configuration's path and line", func(t *testing.T) {
 		bad := strings.Replace(fixedConfig, "        people:\n", "        bogus: 1\n        people:\n", 1)
 		bad = bad[:strings.Index(bad, "        people:")] + "        people: []\n"
-		_, err := config.Parse([]byte(bad), t.TempDir(), noEnv, registry.Kinds{})
+		_, err := config.Parse([]byte(bad), t.TempDir(), noEnv, registry.Kinds{}, store.Dialects{})
 		var cerr *config.Error
 		if !errors.As(err, &cerr) {
 			t.Fatalf("parse: %v, want a *config.Error", err)

@@ -132,8 +132,9 @@ func testGrantScopeMigration(t *testing.T, d Backend) {
 			t.Errorf("the people sync held %d (%v), want its grant", n, err)
 		}
 		must(t, s.StartRun(ctx(t), store.Run{ID: "g1", Job: model.JobGrants, Tenant: "acme"}))
-		if err := s.StartRun(ctx(t), store.Run{ID: "x1", Job: "nope", Tenant: "acme"}); err == nil {
-			t.Error("a run of an unknown job was admitted")
+		// Since 00011, runs.job admits any job's name: a new job needs no migration.
+		if err := s.StartRun(ctx(t), store.Run{ID: "x1", Job: "nope", Tenant: "acme"}); err != nil {
+			t.Errorf("a run of a job the migrations do not list: %v, want it recorded", err)
 		}
 		_, err = s.BeginBatch(ctx(t), scopedIntent(model.JobGrants, "g1", "acme", "kg", "birthday", "ghost"))
 		if err == nil {

@@ -265,7 +265,7 @@ func loadGrants(t *testing.T, yamlGrants string) config.Grants {
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(path, func(string) (string, bool) { return "", false }, registry.Kinds{})
+	cfg, err := config.Load(path, func(string) (string, bool) { return "", false }, registry.Kinds{}, store.Dialects{})
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
