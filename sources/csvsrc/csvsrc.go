@@ -115,7 +115,7 @@ func (f File) Read(ctx context.Context, h sources.Handler) (sources.Stats, error
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("open export: %w", err)
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	before, err := fh.Stat()
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("stat export: %w", err)
@@ -382,7 +382,7 @@ func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
 // and calls back through reflection, which cost more than the mapping),
 // then copies them into the rows.
 func (rc *records) Fill(b *sources.Batch) error {
-	sc := b.Scratch.(*scratch) //nolint:errcheck,forcetypeassert // set by Next
+	sc := b.Scratch.(*scratch) //nolint:forcetypeassert // set by Next
 	if err := gocsv.UnmarshalDecoder(batchValues(sc.values), &sc.out); err != nil {
 		return fmt.Errorf("map csv rows: %w", err)
 	}

@@ -348,7 +348,7 @@ func (f *Folder) Open(file File) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open drop folder: %w", err)
 	}
-	defer root.Close() //nolint:errcheck // the file opened stays open
+	defer root.Close()
 	fh, err := f.open(root, file.Name)
 	switch {
 	case err != nil && (transient(err) || errors.Is(err, fs.ErrNotExist)):
@@ -564,7 +564,7 @@ func writeNew(path string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("create temporary file: %w", err)
 	}
-	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after a successful link
+	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("set mode: %w", err)

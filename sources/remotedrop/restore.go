@@ -74,7 +74,7 @@ func (f *Folder) Restore(ctx context.Context, rel string) (sources.Export, error
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close() //nolint:errcheck // each write is checked on its own
+	defer s.Close()
 	name, e, err := f.failedEntry(ctx, s, rel)
 	if err != nil {
 		return nil, err
