@@ -239,7 +239,7 @@ func (f *Folder) Count(ctx context.Context) (sources.DropCounts, error) {
 	if err != nil {
 		return sources.DropCounts{}, err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	waiting, _, err := f.candidates(ctx, s)
 	if err != nil {
 		return sources.DropCounts{}, err
@@ -269,7 +269,7 @@ func (f *Folder) Waiting(ctx context.Context) ([]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	found, _, err := f.candidates(ctx, s)
 	if err != nil {
 		return nil, err

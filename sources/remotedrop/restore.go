@@ -41,7 +41,7 @@ func (f *Folder) FailedExport(ctx context.Context, rel string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	_, _, err = f.failedEntry(ctx, s, rel)
 	return err
 }
