@@ -35,10 +35,12 @@
 //
 // # Speed
 //
-// Run uses every processor: one goroutine reads the rows in order (a CSV
-// file's records, a query's rows), workers fill and check them in batches
-// (gocsv mapping, e-mail, dates, the hashes of Hashes), and the
-// calling goroutine finds the duplicates and hands the rows on in order.
+// Run uses every processor: one goroutine reads the rows in order (a query's
+// rows, a CSV file's records; with more than two processors, of a CSV file
+// only its text, cut into chunks of whole records),
+// workers fill and check them in batches (CSV parsing and gocsv mapping,
+// e-mail, dates, the hashes of Hashes), and the calling goroutine finds the
+// duplicates and hands the rows on in order.
 // Keys are compared as 64-bit hashes; a caller that indexes known keys
 // anyway (the people plan, with hrsync's state) can pass its own Keys so
 // that the read keeps no map of its own for them.

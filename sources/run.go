@@ -17,11 +17,14 @@ import (
 type Reader interface {
 	// Next reads the next rows, in order, into b, reusing its slices; it
 	// returns io.EOF after the last row. Run calls it from one goroutine,
-	// one batch after the other.
+	// one batch after the other. It may leave the rows to Fill, with what
+	// Fill needs to read them in b.Scratch (a CSV reader cuts the next
+	// records' text there).
 	Next(ctx context.Context, b *Batch) error
-	// Fill completes the rows that Next read into b (a CSV reader maps
-	// its records there). Run calls it from several goroutines at once,
-	// each with a batch of its own.
+	// Fill completes the rows that Next read into b (a CSV reader parses
+	// and maps its records there). Run calls it from several goroutines
+	// at once, each with a batch of its own, and looks at b.Rows only
+	// after it.
 	Fill(b *Batch) error
 }
 
@@ -123,10 +126,10 @@ type merger struct {
 }
 
 // Run reads an export with rd and checks every row with v: the rows are
-// read in order by one goroutine, filled and checked in batches by as many
-// goroutines as there are processors, and handed to h in row order from
-// the calling goroutine, with the duplicate keys found as Handler
-// explains. A blank row (Row.Blank) is skipped and counted.
+// read in order by one goroutine (or only cut there, see Reader), filled
+// and checked in batches by as many goroutines as there are processors,
+// and handed to h in row order from the calling goroutine, with the
+// duplicate keys found as Handler explains. A blank row (Row.Blank) is skipped and counted.
 func Run(ctx context.Context, v *Validator, rd Reader, h Handler) (Stats, error) {
 	keys := h.Keys
 	if keys == nil {

@@ -2,6 +2,7 @@ package csvsrc
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -9,9 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
+	"hrsync/internal/bench/gen"
 	"hrsync/model"
 	"hrsync/sources"
 )
@@ -120,4 +124,82 @@ func BenchmarkReadCSV(b *testing.B) {
 		}
 		report(b)
 	})
+}
+
+// BenchmarkReadParallel reads a generated export of benchRows people
+// (internal/bench/gen, 100,000 by default) sequentially and in parallel,
+// alternately, in each iteration, and reports the parallel read's time as a
+// ratio to the sequential one's of the same iterations ("par/seq"): run it
+// with -cpu 1,2 for GOMAXPROCS 1 and 2. Each read starts after a garbage
+// collection, and each mode goes first in half the iterations, so that
+// neither pays for the other. "serial-par/seq" compares the part each
+// read does in one goroutine, in order (Reader.Next), which bounds its
+// speed however many processors it has.
+func BenchmarkReadParallel(b *testing.B) {
+	n := benchRows(b)
+	var buf bytes.Buffer
+	if _, err := gen.WriteCSV(&buf, gen.Previous(n)); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	cols := map[string]string{}
+	for _, name := range sources.FieldNames() {
+		cols[name] = name
+	}
+	o := sources.CSVOptions{Mapping: sources.Mapping{Columns: cols}}
+	readOnce := func(mode readMode) time.Duration {
+		runtime.GC() // neither read pays for the other's garbage
+		start := time.Now()
+		accepted := 0
+		st, err := readWith(context.Background(), "gen.csv", bytes.NewReader(data), o, time.Now(), mode, sources.Handler{
+			Accept: func(model.Person) error { accepted++; return nil },
+			Reject: func(r model.Rejection) error { return fmt.Errorf("unexpected rejection: %s", r.Error()) },
+		})
+		elapsed := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Accepted != n || accepted != n {
+			b.Fatalf("accepted %d, want %d", st.Accepted, n)
+		}
+		return elapsed
+	}
+	// serialOnce times what one goroutine does in order, Reader.Next
+	// alone: the bound of a read on many processors.
+	serialOnce := func(mode readMode) time.Duration {
+		runtime.GC()
+		start := time.Now()
+		rd, _, err := openReader("gen.csv", bytes.NewReader(data), o, mode)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var batch sources.Batch
+		for {
+			err := rd.Next(context.Background(), &batch)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	var seq, par, serialSeq, serialPar time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 { // each goes first in half the iterations
+			seq += readOnce(readMode{})
+			par += readOnce(readMode{parallel: true})
+		} else {
+			par += readOnce(readMode{parallel: true})
+			seq += readOnce(readMode{})
+		}
+		serialSeq += serialOnce(readMode{})
+		serialPar += serialOnce(readMode{parallel: true})
+	}
+	b.ReportMetric(float64(par)/float64(seq), "par/seq")
+	b.ReportMetric(float64(serialPar)/float64(serialSeq), "serial-par/seq")
+	b.ReportMetric(float64(seq.Milliseconds())/float64(b.N), "seq-ms/op")
+	b.ReportMetric(float64(par.Milliseconds())/float64(b.N), "par-ms/op")
 }

@@ -10,17 +10,22 @@
 // parsed only with its column's configured layout.
 //
 // Reading streams, in one pass and on every processor (sources.Run): one
-// goroutine reads the records with encoding/csv and keeps the values of
-// the mapped columns, in batches of sources.BatchLen; workers map each
-// batch onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over
-// a decoder that yields the batch, its header rewritten from the
-// configured names to the struct's csv tags) and check its rows; the
-// caller gets them in order. None of gocsv's package-level settings is
-// touched. Memory does not grow with the file, only with the keys kept to
-// find duplicates.
+// goroutine reads the text through the guard (record limits, line ends,
+// quotes) and either reads its records with encoding/csv, keeping the
+// values of the mapped columns in batches of sources.BatchLen, or, with
+// more than two processors, only cuts it into chunks of whole records
+// that the workers parse (see chunks and read); workers map each batch
+// onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over a
+// decoder that yields the batch, its header rewritten from the configured
+// names to the struct's csv tags) and check its rows; the caller gets them
+// in order, with the same lines, rejections and duplicates either way.
+// None of gocsv's package-level settings is touched. Memory does not grow with the file,
+// only with the keys kept to find duplicates.
 package csvsrc
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -28,6 +33,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -150,8 +156,33 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	return read(ctx, name, r, opts, time.Now(), h)
 }
 
+// read is Read with dates checked against now. With more than two
+// processors it reads in chunks (chunks), parsed on the workers; with one
+// or two it reads sequentially (records), whose reading goroutine the
+// workers keep up with: on two processors the chunks measured no faster,
+// and up to a quarter slower on a busy machine (docs/benchmarks.md).
+// Both give the same results (TestParallelReadSameAsSequential).
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
+	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > parallelAbove}, h)
+}
+
+// parallelAbove is the number of processors above which read reads in
+// chunks.
+const parallelAbove = 2
+
+// readMode is how a read splits the work of a file.
+type readMode struct {
+	// parallel parses the records in chunks on the workers of sources.Run
+	// (chunks); else one goroutine reads them all (records).
+	parallel bool
+	// chunk is the least size of a chunk in bytes; 0 means chunkSize.
+	chunk int
+}
+
+// readWith is read, in mode.
+func readWith(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
+	mode readMode, h sources.Handler) (sources.Stats, error) {
 	if errs := opts.Validate(); len(errs) > 0 {
 		return sources.Stats{}, fmt.Errorf("csv options: %w", errors.Join(errs...))
 	}
@@ -159,25 +190,46 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	format, err := Detect(r, opts)
-	if err != nil {
-		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return sources.Stats{}, fmt.Errorf("%s: rewind: %w", name, err)
-	}
-	text, watch, err := format.text(r)
-	if err != nil {
-		return sources.Stats{}, fmt.Errorf("%s: %w", name, err)
-	}
-	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
-	recs, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
+	rd, rc, err := openReader(name, r, opts, mode)
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	st, err := sources.Run(ctx, v, recs, h)
-	st.Corrections = recs.corrections
+	st, err := sources.Run(ctx, v, rd, h)
+	st.Corrections = rc.corrections
 	return st, err
+}
+
+// openReader works out the format of r, reads its header and returns the
+// Reader of its rows in mode, with the header's mapping.
+func openReader(name string, r io.ReadSeeker, opts sources.CSVOptions, mode readMode) (sources.Reader, *records, error) {
+	format, err := Detect(r, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, fmt.Errorf("%s: rewind: %w", name, err)
+	}
+	text, watch, err := format.text(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
+	if !mode.parallel {
+		rc, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rc, rc, nil
+	}
+	size := mode.chunk
+	if size <= 0 {
+		size = chunkSize
+	}
+	c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, c.rc, nil
 }
 
 // records reads the records of a file; it is the file's sources.Reader.
@@ -200,6 +252,9 @@ type records struct {
 	// 4 bytes), so that a 10 MB value rejects its row without the batch
 	// holding it.
 	keep int
+	// lineOff is added to the lines cr reports: cr may read a part of the
+	// file that starts on line lineOff+1 (chunks).
+	lineOff int
 }
 
 // scratch is what a batch keeps for records between uses.
@@ -207,6 +262,14 @@ type scratch struct {
 	values [][]string // the header, then the mapped values of each row
 	out    []row
 	fix    bool // the values may hold bytes that are not UTF-8
+
+	// text, when parse is set, is a run of whole records that starts on
+	// line: Next cut it, Fill parses it (chunks).
+	text  []byte
+	line  int
+	parse bool
+	src   bytes.Reader  // reads text, for br
+	br    *bufio.Reader // reads src for encoding/csv
 }
 
 // openRecords reads the header of text and maps it: a configured column
@@ -267,10 +330,11 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 func (rc *records) next() (fields []string, line int, problem string, err error) {
 	fields, err = rc.cr.Read()
 	if err != nil {
-		line, problem, err = readError(err)
+		line, problem, err = readError(err, rc.lineOff)
 		return nil, line, problem, err
 	}
 	line, _ = rc.cr.FieldPos(0)
+	line += rc.lineOff
 	if len(fields) < rc.ncols || (len(fields) > rc.ncols && !allEmpty(fields[rc.ncols:])) {
 		return nil, line, fmt.Sprintf("the row has %d fields, the header has %d", len(fields), rc.ncols), nil
 	}
@@ -280,8 +344,9 @@ func (rc *records) next() (fields []string, line int, problem string, err error)
 // readError sorts an error of the CSV reader: io.EOF, a record over the
 // limits (a file error), a malformed record (a problem that rejects its
 // row, on its line) or a failed read. It is apart from next so that the
-// targets of errors.As are allocated only when there is an error.
-func readError(err error) (line int, problem string, _ error) {
+// targets of errors.As are allocated only when there is an error. off is
+// added to the lines of a malformed record.
+func readError(err error, off int) (line int, problem string, _ error) {
 	if errors.Is(err, io.EOF) {
 		return 0, "", io.EOF
 	}
@@ -291,7 +356,7 @@ func readError(err error) (line int, problem string, _ error) {
 	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return pe.StartLine, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line, pe.Column), nil
+		return pe.StartLine + off, fmt.Sprintf("malformed CSV: %v (line %d, column %d)", pe.Err, pe.Line+off, pe.Column), nil
 	}
 	return 0, "", fmt.Errorf("read csv: %w", err)
 }
@@ -311,14 +376,34 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("read csv: %w", err)
 	}
+	sc := rc.scratchOf(b)
+	sc.parse = false
+	if err := rc.readRows(b, sc, sources.BatchLen); err != nil {
+		return err
+	}
+	if len(b.Rows) == 0 {
+		return io.EOF
+	}
+	sc.fix = rc.watch != nil && rc.watch.bad
+	return nil
+}
+
+// scratchOf returns the scratch of b, made on its first use.
+func (rc *records) scratchOf(b *sources.Batch) *scratch {
 	sc, _ := b.Scratch.(*scratch)
 	if sc == nil {
 		sc = &scratch{values: [][]string{rc.header}}
 		b.Scratch = sc
 	}
+	return sc
+}
+
+// readRows reads the records of rc.cr into b and sc, up to limit of them
+// (none when limit < 0), until the end of its text.
+func (rc *records) readRows(b *sources.Batch, sc *scratch, limit int) error {
 	b.Rows = b.Rows[:0]
 	sc.values = sc.values[:1]
-	for len(b.Rows) < sources.BatchLen {
+	for limit < 0 || len(b.Rows) < limit {
 		fields, line, problem, err := rc.next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -338,10 +423,6 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 		}
 		rc.keepValues(sc.values[i], fields)
 	}
-	if len(b.Rows) == 0 {
-		return io.EOF
-	}
-	sc.fix = rc.watch != nil && rc.watch.bad
 	return nil
 }
 
@@ -383,6 +464,11 @@ func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
 // then copies them into the rows.
 func (rc *records) Fill(b *sources.Batch) error {
 	sc := b.Scratch.(*scratch) //nolint:forcetypeassert // set by Next
+	if sc.parse {
+		if err := rc.parseText(b, sc); err != nil {
+			return err
+		}
+	}
 	if err := gocsv.UnmarshalDecoder(batchValues(sc.values), &sc.out); err != nil {
 		return fmt.Errorf("map csv rows: %w", err)
 	}

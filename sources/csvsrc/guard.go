@@ -50,6 +50,12 @@ type guard struct {
 	recBytes  int // bytes of the current record so far
 	err       error
 
+	// bare is set once a quote was seen inside an unquoted field: there
+	// encoding/csv drops the rest of the line (ErrBareQuote) while the
+	// guard reads on, so from then on the guard's record ends may not be
+	// the reader's, and the text can no longer be split at them (chunks).
+	bare bool
+
 	// tap, when set, keeps the text of some records as the file has it
 	// (Rows).
 	tap *recordTap
@@ -192,6 +198,9 @@ func (g *guard) fastUnquoted(b []byte) (int, bool) {
 	if j == 0 {
 		return 0, false
 	}
+	if g.st == unquoted && !g.bare && bytes.IndexByte(b[:j], '"') >= 0 {
+		g.bare = true
+	}
 	g.keep(b[:j])
 	g.recBytes += j
 	return j, true
@@ -248,6 +257,8 @@ func (g *guard) step(b []byte, i int) error {
 		}
 	case unquoted, badQuote:
 		switch c {
+		case '"':
+			g.bare = g.bare || g.st == unquoted
 		case g.delim:
 			if g.st == unquoted {
 				g.st = fieldStart
