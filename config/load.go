@@ -61,7 +61,7 @@ func LoadChecked(path string, env func(string) (string, bool), kinds SourceKinds
 	if path == "" {
 		return nil, &Error{Problems: []Problem{{Reason: "no configuration file: pass --config or set " + EnvConfig}}}
 	}
-	data, err := os.ReadFile(path) //nolint:gosec // the operator names the file to read
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Problems: []Problem{{Reason: readReason(err)}}}
 	}
@@ -286,7 +286,7 @@ func readEnvSecret(env func(string) (string, bool), name, path string, ps *probl
 // space, reporting a problem at path when it cannot. The content is never
 // part of a problem.
 func readFileSecret(name, path string, ps *problems) (string, bool) {
-	data, err := os.ReadFile(name) //nolint:gosec // the operator names the secret file to read
+	data, err := os.ReadFile(name)
 	if err != nil {
 		ps.addf(path, "%s", readReason(err))
 		return "", false

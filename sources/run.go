@@ -98,7 +98,7 @@ func FirstIn(m map[uint64]int32, h uint64, line int) int {
 	if first, ok := m[h]; ok {
 		return int(first)
 	}
-	m[h] = int32(line) //nolint:gosec // lines of an export fit in 31 bits
+	m[h] = int32(line)
 	return 0
 }
 

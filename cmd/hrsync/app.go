@@ -160,7 +160,7 @@ func withReadOnly(cmd *cobra.Command, allTenants bool, fn func(ro readOnly) erro
 	if err != nil {
 		return err
 	}
-	defer st.Close() //nolint:errcheck // read only
+	defer st.Close()
 	ro := readOnly{a: a, st: st, tenants: a.cfg.Tenants, asJSON: format == outputJSON}
 	if !allTenants {
 		if ro.tenants, err = a.tenants(cmd); err != nil {

@@ -183,7 +183,7 @@ func (e *env) stateExists() bool {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer db.Close() //nolint:errcheck // read only
+	defer db.Close()
 	var n int
 	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = $1"
 	if err := db.QueryRowContext(e.t.Context(), q, e.schema).Scan(&n); err != nil {

@@ -361,7 +361,7 @@ func journalKeys(t *testing.T, e *env) map[string]string {
 	if err != nil {
 		t.Fatalf("read the journal: %v", err)
 	}
-	defer rows.Close() //nolint:errcheck // read to the end
+	defer rows.Close()
 	out := map[string]string{}
 	for rows.Next() {
 		var g, k string

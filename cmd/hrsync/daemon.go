@@ -59,7 +59,7 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 	if err != nil {
 		return err
 	}
-	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	defer j.st.Close()
 	a.seedMetrics(ctx, m, j.st, tenants)
 	a.watchGauges(m, tenants, j.st)
 	schedules := daemonSchedules(a.log, tenants, j.reg)

@@ -61,7 +61,7 @@ func (e *env) scheduleDaemon(spec string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // written below
+	defer f.Close()
 	if _, err := fmt.Fprintf(f, "    schedules:\n      people: %q\nhttp:\n  listen: 127.0.0.1:0\n", spec); err != nil {
 		e.t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func (d *daemonProc) metricsText(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("scrape /metrics: %v", err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read below
+	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("scrape /metrics: %s %v", resp.Status, err)

@@ -74,7 +74,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: create build folder:", err)
 		return 1
 	}
-	defer os.RemoveAll(filepath.Dir(bin)) //nolint:errcheck // best effort
+	defer os.RemoveAll(filepath.Dir(bin))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, ".")
@@ -164,7 +164,7 @@ func freshSchema(t *testing.T, pgURL string) string {
 			t.Errorf("drop schema %s: %v", schema, err)
 			return
 		}
-		defer db.Close() //nolint:errcheck // nothing written
+		defer db.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
@@ -512,7 +512,7 @@ func startEmulator(t *testing.T, extraFlags ...string) *emulatorProc {
 	go func() {
 		// Reads the emulator's output until it exits (the cleanup below
 		// stops it), so that it never blocks on a full pipe.
-		defer pr.Close() //nolint:errcheck // read end
+		defer pr.Close()
 		var head []string
 		found := false
 		sc := bufio.NewScanner(pr)
@@ -580,7 +580,7 @@ func (m *emulatorProc) do(t *testing.T, method, path string, in, out any) {
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("%s %s: read answer: %v", method, path, err)

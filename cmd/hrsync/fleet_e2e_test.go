@@ -108,7 +108,7 @@ func (e *env) fleetTicks() []fleetTick {
 	if err != nil {
 		e.t.Fatalf("read ticks: %v", err)
 	}
-	defer rows.Close() //nolint:errcheck // read to the end
+	defer rows.Close()
 	var out []fleetTick
 	for rows.Next() {
 		var tk fleetTick
@@ -395,7 +395,7 @@ func (e *env) checkRunsAgree(ticks []fleetTick, stopping time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close() //nolint:errcheck // read to the end
+	defer rows.Close()
 	for rows.Next() {
 		var r string
 		var n int

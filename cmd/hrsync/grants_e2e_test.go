@@ -19,7 +19,7 @@ func (e *env) addGrants(section string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // written below
+	defer f.Close()
 	var b strings.Builder
 	b.WriteString("    grants:\n")
 	for _, l := range strings.Split(strings.TrimRight(section, "\n"), "\n") {

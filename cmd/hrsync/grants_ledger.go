@@ -88,7 +88,7 @@ func newGrantDecisionCmd(use, done, short string, do func(ctx context.Context, s
 				return err
 			}
 			note, _ := cmd.Flags().GetString("note")
-			defer st.Close() //nolint:errcheck // each decision is committed on its own
+			defer st.Close()
 			job, rule, err := grantScope(cmd)
 			if err != nil {
 				return err

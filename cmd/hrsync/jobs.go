@@ -189,7 +189,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 	if err != nil {
 		return err
 	}
-	defer j.st.Close() //nolint:errcheck // every outcome is committed
+	defer j.st.Close()
 	if m != nil {
 		a.seedMetrics(ctx, m, j.st, tenants)
 		a.watchGauges(m, tenants, j.st) // read once, when the run pushes

@@ -45,7 +45,7 @@ func freePort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close() //nolint:errcheck // only its port is wanted
+	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -78,7 +78,7 @@ func startMailpit(t *testing.T) *mailpit {
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(m.api + "/api/v1/messages") //nolint:noctx // a probe on loopback
+		resp, err := http.Get(m.api + "/api/v1/messages")
 		if err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -122,11 +122,11 @@ func (m *mailpit) messages(t *testing.T) []mailpitMessage {
 
 func (m *mailpit) get(t *testing.T, path string, out any) {
 	t.Helper()
-	resp, err := http.Get(m.api + path) //nolint:noctx // loopback test server
+	resp, err := http.Get(m.api + path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read below
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("mailpit %s: %s", path, resp.Status)
 	}

@@ -25,7 +25,7 @@ func (e *env) setPushgateway(url string) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer f.Close() //nolint:errcheck // written below
+	defer f.Close()
 	if _, err := fmt.Fprintf(f, "metrics:\n  pushgateway: %q\n", url); err != nil {
 		e.t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func (e *env) strings1(query string, args ...any) []string {
 	if err != nil {
 		e.t.Fatalf("%s: %v", query, err)
 	}
-	defer rows.Close() //nolint:errcheck // read only
+	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var s string

@@ -186,7 +186,7 @@ func newMigrateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			defer st.Close() //nolint:errcheck // migrations are committed
+			defer st.Close()
 			cur, latest, err := st.MigrationVersion(cmd.Context())
 			if err != nil {
 				return err

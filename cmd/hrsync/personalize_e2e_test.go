@@ -113,7 +113,7 @@ func (e *env) personalizations() map[string]storedPersonalization {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	defer rows.Close() //nolint:errcheck // read only
+	defer rows.Close()
 	out := map[string]storedPersonalization{}
 	for rows.Next() {
 		var id string
@@ -165,7 +165,7 @@ func askPlatform(t *testing.T, e *env, p person) (sha, status string, fields jso
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read below
+	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("personalize %s: %s %s %v", p.id, resp.Status, b, err)

@@ -249,13 +249,12 @@ func newTarget(o options, dir, name string) (target, error) {
 		o.onSchema(schema)
 	}
 	// drop runs at cleanup, after the run's context may be done: it bounds itself.
-	//nolint:contextcheck // a cleanup with its own one-minute bound
 	drop := func() error {
 		db, err := sql.Open("postgres", o.PostgresURL)
 		if err != nil {
 			return fmt.Errorf("drop schema: %w", err)
 		}
-		defer db.Close() //nolint:errcheck // one statement
+		defer db.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if _, err := db.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+pq.QuoteIdentifier(schema)+" CASCADE"); err != nil {
@@ -392,7 +391,7 @@ func snapshotValid(ctx context.Context, t target) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("open store: %w", err)
 	}
-	defer st.Close() //nolint:errcheck // read only
+	defer st.Close()
 	valid, err := st.PeopleSnapshotValid(ctx, tenant)
 	if err != nil {
 		return false, fmt.Errorf("check the state snapshot: %w", err)
@@ -407,7 +406,7 @@ func seedState(ctx context.Context, t target, n int) (seed.Sum, error) {
 	if err != nil {
 		return seed.Sum{}, fmt.Errorf("open store: %w", err)
 	}
-	defer st.Close() //nolint:errcheck // every batch is committed
+	defer st.Close()
 	if _, err := seed.Seed(ctx, st, tenant, gen.Previous(n), seedBatch, seededAt); err != nil {
 		return seed.Sum{}, err
 	}
@@ -419,7 +418,7 @@ func checksum(ctx context.Context, t target) (seed.Sum, error) {
 	if err != nil {
 		return seed.Sum{}, fmt.Errorf("open store: %w", err)
 	}
-	defer st.Close() //nolint:errcheck // read only
+	defer st.Close()
 	return seed.Checksum(ctx, st, tenant)
 }
 

@@ -140,7 +140,7 @@ func profilePlan(ctx context.Context, t target, next, dir string) (err error) {
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	defer st.Close() //nolint:errcheck // read only
+	defer st.Close()
 	job, err := people.New(people.Options{Tenant: tenant, CollectionID: "bench", BatchSize: 100}, st, sender.NewJournal(st), nil, nil)
 	if err != nil {
 		return fmt.Errorf("people job: %w", err)

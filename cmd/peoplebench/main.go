@@ -98,12 +98,12 @@ func runBaseline(ctx context.Context, args []string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("open previous: %w", err)
 	}
-	defer prev.Close() //nolint:errcheck // read only
+	defer prev.Close()
 	next, err := os.Open(args[1])
 	if err != nil {
 		return fmt.Errorf("open next: %w", err)
 	}
-	defer next.Close() //nolint:errcheck // read only
+	defer next.Close()
 	res, err := baseline.Compare(ctx, prev, next)
 	if err != nil {
 		return err

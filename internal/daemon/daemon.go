@@ -235,7 +235,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // wait waits for the runs in flight (stopped is done when they end), up
 // to the grace period.
-func (d *Daemon) wait(stopped context.Context) error { //nolint:contextcheck // stopped is cron's "jobs done" signal, not a request context
+func (d *Daemon) wait(stopped context.Context) error {
 	timer := time.NewTimer(d.opts.Grace)
 	defer timer.Stop()
 	select {

@@ -144,7 +144,7 @@ func (m *Metrics) Push(ctx context.Context, opts PushOptions, groups []Group) er
 
 // retry runs fn until it succeeds, the attempts are spent or ctx ends.
 func (g *gateway) retry(ctx context.Context, fn func(ctx context.Context) error) error {
-	b := retry.WithMaxRetries(uint64(g.opts.Attempts-1), retry.NewExponential(g.opts.Backoff)) //nolint:gosec // Attempts > 0
+	b := retry.WithMaxRetries(uint64(g.opts.Attempts-1), retry.NewExponential(g.opts.Backoff))
 	return retry.Do(ctx, b, func(ctx context.Context) error {
 		if err := fn(ctx); err != nil {
 			return retry.RetryableError(err)

@@ -59,7 +59,7 @@ func (m *Mail) Send(ctx context.Context, e Event) error {
 		_ = conn.Close()
 		return fmt.Errorf("greet the mail server: %w", smtpErr(err))
 	}
-	defer c.Close() //nolint:errcheck // Quit below on success
+	defer c.Close()
 	if err := m.session(c, msg); err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func (n *Notifier) Send(ctx context.Context, e Event) (failed int) {
 
 // deliver sends e on c, trying again with backoff.
 func (n *Notifier) deliver(ctx context.Context, c Channel, e Event, attempts int) error {
-	backoff := retry.WithMaxRetries(uint64(attempts-1), retry.NewExponential(n.opts.Backoff)) //nolint:gosec // attempts >= 1
+	backoff := retry.WithMaxRetries(uint64(attempts-1), retry.NewExponential(n.opts.Backoff))
 	try := 0
 	err := retry.Do(ctx, backoff, func(ctx context.Context) error {
 		try++

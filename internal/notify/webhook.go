@@ -57,7 +57,7 @@ func (w *Webhook) Send(ctx context.Context, e Event) error {
 		// kind is kept, never the URL.
 		return fmt.Errorf("post the webhook: %w", urlFree(err))
 	}
-	defer resp.Body.Close() //nolint:errcheck // drained below
+	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
@@ -71,7 +71,7 @@ func (w *Webhook) Send(ctx context.Context, e Event) error {
 // urlFree is err without the URL a *url.Error names.
 func urlFree(err error) error {
 	type unwrapper interface{ Unwrap() error }
-	if u, ok := err.(unwrapper); ok && u.Unwrap() != nil { //nolint:errorlint // the top-level *url.Error only
+	if u, ok := err.(unwrapper); ok && u.Unwrap() != nil {
 		return u.Unwrap()
 	}
 	return err

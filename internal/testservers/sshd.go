@@ -214,7 +214,7 @@ func bannerOK(addr, prefix string) bool {
 	if err != nil {
 		return false
 	}
-	defer c.Close() //nolint:errcheck // a probe
+	defer c.Close()
 	if prefix == "" {
 		return true
 	}

@@ -121,7 +121,7 @@ func (f File) Read(ctx context.Context, h sources.Handler) (sources.Stats, error
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("open export: %w", err)
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	before, err := fh.Stat()
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("stat export: %w", err)
@@ -463,7 +463,7 @@ func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
 // and calls back through reflection, which cost more than the mapping),
 // then copies them into the rows.
 func (rc *records) Fill(b *sources.Batch) error {
-	sc := b.Scratch.(*scratch) //nolint:errcheck,forcetypeassert // set by Next
+	sc := b.Scratch.(*scratch) //nolint:forcetypeassert // set by Next
 	if sc.parse {
 		if err := rc.parseText(b, sc); err != nil {
 			return err

@@ -65,11 +65,11 @@ func readableDir(dir string) string {
 	case !fi.IsDir():
 		return fmt.Sprintf("%s is not a folder", dir)
 	}
-	f, err := os.Open(dir) //nolint:gosec // the operator names the drop folder
+	f, err := os.Open(dir)
 	if err != nil {
 		return fmt.Sprintf("folder %s cannot be read: %s", dir, osReason(err))
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	if _, err := f.ReadDir(1); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Sprintf("folder %s cannot be listed: %s", dir, osReason(err))
 	}

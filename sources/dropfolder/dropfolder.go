@@ -223,7 +223,7 @@ func (f *Folder) Ready(ctx context.Context) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open drop folder: %w", err)
 	}
-	defer root.Close() //nolint:errcheck // read only
+	defer root.Close()
 	out := ready[:0]
 	for _, file := range ready {
 		if file.Problem == nil {
@@ -286,7 +286,7 @@ func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, 
 		file.Problem = unreadable(file.Name, err)
 		return true, nil
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	sum, same, err := hashOpen(ctx, fh, *file)
 	switch {
 	case ctx.Err() != nil:
@@ -348,7 +348,7 @@ func (f *Folder) Open(file File) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open drop folder: %w", err)
 	}
-	defer root.Close() //nolint:errcheck // the file opened stays open
+	defer root.Close()
 	fh, err := f.open(root, file.Name)
 	switch {
 	case err != nil && (transient(err) || errors.Is(err, fs.ErrNotExist)):
@@ -399,7 +399,7 @@ func (f *Folder) current(ctx context.Context, file File) error {
 	if err != nil {
 		return err
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	sum, same, err := hashOpen(ctx, fh, file)
 	switch {
 	case err != nil:
@@ -564,7 +564,7 @@ func writeNew(path string, data []byte, mode fs.FileMode) error {
 	if err != nil {
 		return fmt.Errorf("create temporary file: %w", err)
 	}
-	defer os.Remove(tmp.Name()) //nolint:errcheck // gone after a successful link
+	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(mode); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("set mode: %w", err)

@@ -151,7 +151,7 @@ func fileSHA256(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("hash %s: %w", DisplayName(filepath.Base(path)), err)
 	}
-	defer f.Close() //nolint:errcheck // read only
+	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", fmt.Errorf("hash %s: %w", DisplayName(filepath.Base(path)), err)
@@ -251,7 +251,7 @@ func (f *fileExport) Read(ctx context.Context, h sources.Handler) (sources.Stats
 	if err != nil {
 		return sources.Stats{}, err
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	st, err := csvsrc.Read(ctx, f.name, fh, f.opts, h)
 	if err != nil {
 		return st, err
@@ -275,6 +275,6 @@ func (f *fileExport) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Recor
 	if err != nil {
 		return csvsrc.Records{}, err
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	return csvsrc.Rows(ctx, f.name, fh, f.opts, lines)
 }

@@ -268,7 +268,7 @@ func TestOpenUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	if err := f.Unchanged(fh, files[0]); err != nil {
 		t.Errorf("Unchanged at once = %v", err)
 	}

@@ -186,7 +186,7 @@ func hashPath(ctx context.Context, file File) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	return hashOpen(ctx, fh, file)
 }
 

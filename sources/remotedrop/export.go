@@ -63,8 +63,8 @@ func (x *export) withCopy(ctx context.Context, read func(r io.ReadSeeker) error)
 	if err != nil {
 		return fmt.Errorf("download %s: %w", x.Name(), err)
 	}
-	defer os.Remove(tmp.Name()) //nolint:errcheck // best effort: a private temporary file
-	defer tmp.Close()           //nolint:errcheck // read only by then
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
 	if err := x.download(ctx, tmp); err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (x *export) download(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	sum, err := hashOf(ctx, s, x.name, w)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -109,7 +109,7 @@ func (x *export) Archive(processed bool, render sources.RenderReports) (string, 
 	if err != nil {
 		return "", fmt.Errorf("archive %s: %w", x.Name(), err)
 	}
-	defer s.Close() //nolint:errcheck // each write is checked on its own
+	defer s.Close()
 	if err := x.current(ctx, s); err != nil {
 		return "", err
 	}

@@ -45,7 +45,7 @@ func (f *Folder) Ready(ctx context.Context) ([]sources.Export, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	if err := checkSubfolders(ctx, s); err != nil {
 		return nil, err
 	}
@@ -195,7 +195,7 @@ func hashOf(ctx context.Context, s Store, name string, w io.Writer) (string, err
 	if err != nil {
 		return "", err
 	}
-	defer r.Close() //nolint:errcheck // read only
+	defer r.Close()
 	h := sha256.New()
 	if _, err := io.Copy(io.MultiWriter(h, w), sources.ContextReader(ctx, r)); err != nil {
 		return "", err
@@ -210,7 +210,7 @@ func (f *Folder) Archived(ctx context.Context, name, sum string) (sources.Source
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	entries, err := s.List(ctx, sources.ProcessedDir)
 	if err != nil {
 		return nil, fmt.Errorf("last good export %s: %w", name, err)
@@ -239,7 +239,7 @@ func (f *Folder) Count(ctx context.Context) (sources.DropCounts, error) {
 	if err != nil {
 		return sources.DropCounts{}, err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	waiting, _, err := f.candidates(ctx, s)
 	if err != nil {
 		return sources.DropCounts{}, err
@@ -269,7 +269,7 @@ func (f *Folder) Waiting(ctx context.Context) ([]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	found, _, err := f.candidates(ctx, s)
 	if err != nil {
 		return nil, err

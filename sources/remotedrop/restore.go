@@ -41,7 +41,7 @@ func (f *Folder) FailedExport(ctx context.Context, rel string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Close() //nolint:errcheck // nothing written in this session
+	defer s.Close()
 	_, _, err = f.failedEntry(ctx, s, rel)
 	return err
 }
@@ -74,7 +74,7 @@ func (f *Folder) Restore(ctx context.Context, rel string) (sources.Export, error
 	if err != nil {
 		return nil, err
 	}
-	defer s.Close() //nolint:errcheck // each write is checked on its own
+	defer s.Close()
 	name, e, err := f.failedEntry(ctx, s, rel)
 	if err != nil {
 		return nil, err

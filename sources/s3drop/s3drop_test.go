@@ -56,7 +56,7 @@ func TestS3Protocol(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer obj.Close() //nolint:errcheck // read only
+			defer obj.Close()
 			b, err := io.ReadAll(obj)
 			if minio.ToErrorResponse(err).Code == "NoSuchKey" {
 				return nil, false

@@ -114,7 +114,7 @@ func (s *Source) Read(ctx context.Context, h sources.Handler) (sources.Stats, er
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: run query: %w", s.name, err)
 	}
-	defer rows.Close() //nolint:errcheck // rows.Err is checked
+	defer rows.Close()
 	types, err := rows.ColumnTypes()
 	if err != nil {
 		return sources.Stats{}, fmt.Errorf("%s: read columns: %w", s.name, err)

@@ -50,7 +50,7 @@ func testOpenReadOnly(t *testing.T, d Backend) {
 		t.Run("existing state reads, and refuses writes", func(t *testing.T) {
 			ro, err := openReadOnly(b)
 			must(t, err)
-			defer ro.Close() //nolint:errcheck // read only
+			defer ro.Close()
 			runs, err := ro.LastRuns(ctx(t), 10)
 			must(t, err)
 			if len(runs) != 1 || runs[0].ID != run.ID {

@@ -256,6 +256,6 @@ func toRow(p model.Person, fingerprint uint64) store.PersonRow {
 		Department:  p.Department,
 		Location:    p.Location,
 		StartDate:   p.StartDate,
-		Fingerprint: int64(fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
+		Fingerprint: int64(fingerprint),
 	}
 }

@@ -38,7 +38,7 @@ func (l *People) Add(p model.Person, h sources.Hashes) {
 		l.slabs = append(l.slabs, make([]byte, 0, max(slabSize, len(rec))))
 	}
 	last := len(l.slabs) - 1
-	l.at = append(l.at, uint64(last)<<32|uint64(len(l.slabs[last]))) //nolint:gosec // offsets are below slabSize
+	l.at = append(l.at, uint64(last)<<32|uint64(len(l.slabs[last])))
 	l.slabs[last] = append(l.slabs[last], rec...)
 }
 
@@ -99,7 +99,7 @@ func (l *People) Filter(keep func(model.Person, sources.Hashes) bool) {
 		dst := l.slabs[ws][:max(len(l.slabs[ws]), wo+n)]
 		copy(dst[wo:wo+n], l.slabs[slab][off:off+n])
 		l.slabs[ws] = dst
-		l.at[kept] = uint64(ws)<<32 | uint64(wo) //nolint:gosec // offsets are below a slab's size
+		l.at[kept] = uint64(ws)<<32 | uint64(wo)
 		kept, wo = kept+1, wo+n
 	}
 	if kept == 0 {
@@ -133,7 +133,7 @@ func appendPerson(b []byte, p model.Person, h sources.Hashes) []byte {
 		flags |= hasBalance
 	}
 	b = append(b, flags)
-	b = binary.AppendUvarint(b, uint64(p.Line)) //nolint:gosec // a line is positive
+	b = binary.AppendUvarint(b, uint64(p.Line))
 	b = binary.LittleEndian.AppendUint64(b, h.ID)
 	b = binary.LittleEndian.AppendUint64(b, h.Email)
 	b = binary.LittleEndian.AppendUint64(b, h.Fields)
@@ -175,7 +175,7 @@ func decodePerson(b []byte) (model.Person, sources.Hashes, int, error) {
 	if n <= 0 || len(b) < n+24 {
 		return p, h, 0, errShort
 	}
-	p.Line = int(line) //nolint:gosec // written from an int
+	p.Line = int(line)
 	b = b[n:]
 	h = sources.Hashes{
 		ID:     binary.LittleEndian.Uint64(b),
@@ -188,8 +188,8 @@ func decodePerson(b []byte) (model.Person, sources.Hashes, int, error) {
 		if n <= 0 || uint64(len(b)-n) < l {
 			return p, h, 0, errShort
 		}
-		*s = string(b[n : n+int(l)]) //nolint:gosec // bounded by len(b)
-		b = b[n+int(l):]             //nolint:gosec // bounded by len(b)
+		*s = string(b[n : n+int(l)])
+		b = b[n+int(l):]
 	}
 	for _, d := range []struct {
 		flag byte

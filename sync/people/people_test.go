@@ -110,7 +110,7 @@ func (f *file) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, er
 	if err != nil {
 		return csvsrc.Records{}, err
 	}
-	defer fh.Close() //nolint:errcheck // read only
+	defer fh.Close()
 	return csvsrc.Rows(ctx, f.Name(), fh, f.Options, lines)
 }
 

@@ -42,7 +42,7 @@ func (k *stateKeys) Locate(p *model.Person, h sources.Hashes) sources.Loc {
 	entry := -1
 	if p.ExternalID != "" {
 		entry = s.findHash(h.ID)
-		loc.ID = int32(entry + 1) //nolint:gosec // people fit in 31 bits
+		loc.ID = int32(entry + 1)
 	}
 	if p.Email == "" {
 		return loc
@@ -56,7 +56,7 @@ func (k *stateKeys) Locate(p *model.Person, h sources.Hashes) sources.Loc {
 	// State keeps only the hash of an e-mail: like the maps, two e-mails
 	// with one hash are taken for one (a false rejection).
 	if i := s.emailAt(h.Email); i >= 0 {
-		loc.Email = int32(s.emailOwner[i]) + 1 //nolint:gosec // people fit in 31 bits
+		loc.Email = int32(s.emailOwner[i]) + 1
 	}
 	return loc
 }
@@ -86,7 +86,7 @@ func firstAt(slot *uint32, line int) int {
 	if *slot != 0 {
 		return int(*slot)
 	}
-	*slot = uint32(line) //nolint:gosec // lines of an export fit in 32 bits
+	*slot = uint32(line)
 	return 0
 }
 

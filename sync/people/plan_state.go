@@ -194,10 +194,10 @@ func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 		}
 		e := stateEntry{
 			id:          xxhash.Sum64(k.ExternalID),
-			fingerprint: uint64(k.Fingerprint), //nolint:gosec // the store keeps the uint64's bits in an int64
+			fingerprint: uint64(k.Fingerprint),
 			email:       xxhash.Sum64(k.Email),
-			idStart:     uint32(len(s.ids)),        //nolint:gosec // checked above
-			idLen:       uint16(len(k.ExternalID)), //nolint:gosec // checked above
+			idStart:     uint32(len(s.ids)),
+			idLen:       uint16(len(k.ExternalID)),
 		}
 		if k.Departed {
 			e.flags |= flagDeparted
@@ -232,7 +232,7 @@ func activeEmails(people []stateEntry) (emails []uint64, owners []uint32) {
 	all := make([]owned, 0, len(people))
 	for i := range people {
 		if !people[i].has(flagDeparted) {
-			all = append(all, owned{people[i].email, uint32(i)}) //nolint:gosec // people fit in 32 bits
+			all = append(all, owned{people[i].email, uint32(i)})
 		}
 	}
 	slices.SortFunc(all, func(a, b owned) int { return cmp.Compare(a.email, b.email) })

@@ -107,7 +107,7 @@ func TestLoadState(t *testing.T) {
 			if e == nil {
 				t.Fatalf("%s not found", r.ExternalID)
 			}
-			if e.fingerprint != uint64(r.Fingerprint) || e.email != sources.KeyHash(r.Email) || //nolint:gosec // bits kept
+			if e.fingerprint != uint64(r.Fingerprint) || e.email != sources.KeyHash(r.Email) ||
 				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || e.seen {
 				t.Fatalf("%s: entry %+v does not match row %d", r.ExternalID, *e, i)
 			}

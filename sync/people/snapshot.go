@@ -75,7 +75,7 @@ func (s *stateIndex) snapshotParts(partSize int) iter.Seq[[]byte] {
 		le.PutUint64(hdr[16:], uint64(len(s.people)))
 		le.PutUint64(hdr[24:], uint64(len(s.emails)))
 		le.PutUint64(hdr[32:], uint64(len(s.ids)))
-		le.PutUint64(hdr[40:], uint64(s.active)) //nolint:gosec // a count, never negative
+		le.PutUint64(hdr[40:], uint64(s.active))
 		le.PutUint64(hdr[48:], xxhash.Sum64(hdr[:48]))
 		w.write(hdr[:])
 
@@ -228,7 +228,7 @@ func (d *snapshotDecoder) write(p []byte) error {
 			return badSnapshot("bytes after the checksum")
 		}
 		if d.sec == secIDs {
-			k := int(min(uint64(len(p)), d.idBytes-uint64(d.n))) //nolint:gosec // at most len(p)
+			k := int(min(uint64(len(p)), d.idBytes-uint64(d.n)))
 			d.s.ids = append(d.s.ids, p[:k]...)
 			_, _ = d.digest.Write(p[:k])
 			p, d.n = p[k:], d.n+k
@@ -250,7 +250,7 @@ func (d *snapshotDecoder) write(p []byte) error {
 			continue
 		}
 		whole := min(uint64(len(p)/size), d.count()-uint64(d.n))
-		k := int(whole) * size //nolint:gosec // at most len(p)
+		k := int(whole) * size
 		if err := d.records(p[:k]); err != nil {
 			return err
 		}
@@ -360,7 +360,7 @@ func (d *snapshotDecoder) header(b []byte) error {
 	d.s.emails = make([]uint64, 0, d.emails)
 	d.s.emailOwner = make([]uint32, 0, d.emails)
 	d.s.ids = make([]byte, 0, d.idBytes)
-	d.s.active = int(active) //nolint:gosec // at most maxSnapshotPeople
+	d.s.active = int(active)
 	return nil
 }
 

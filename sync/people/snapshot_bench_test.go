@@ -161,7 +161,7 @@ func syntheticIndex(n int) *stateIndex {
 	for i := range n {
 		id := fmt.Appendf(nil, "E%07d", i)
 		e := stateEntry{id: xxhash.Sum64(id), fingerprint: uint64(i) * 7919, email: xxhash.Sum64(append(id, '@')),
-			idStart: uint32(len(s.ids)), idLen: uint16(len(id)), flags: flagCreated} //nolint:gosec // small
+			idStart: uint32(len(s.ids)), idLen: uint16(len(id)), flags: flagCreated}
 		if i%10 == 0 {
 			e.flags |= flagDeparted
 		} else {

@@ -75,7 +75,7 @@ func seedState(t testing.TB, st *store.Store, tenant string, ps []model.Person) 
 	rows := make([]store.PersonRow, len(ps))
 	for i, p := range ps {
 		rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
-			Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(sources.Fingerprint(p))} //nolint:gosec // bits kept
+			Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(sources.Fingerprint(p))}
 		if i%7 != 3 {
 			rows[i].CreatedOnPlatformAt = time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)
 			rows[i].RemoteID = "r" + p.ExternalID
@@ -477,7 +477,7 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 		rows := make([]store.PersonRow, len(ps))
 		for i, p := range ps {
 			rows[i] = store.PersonRow{ExternalID: p.ExternalID, Email: p.Email, FirstName: p.FirstName, LastName: p.LastName,
-				Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(sources.Fingerprint(p)), //nolint:gosec // bits kept
+				Department: p.Department, StartDate: p.StartDate, Fingerprint: int64(sources.Fingerprint(p)),
 				RemoteID: "r" + p.ExternalID, CreatedOnPlatformAt: time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC)}
 		}
 		if err := ts.st.SavePeople(t.Context(), tenant, rows); err != nil {

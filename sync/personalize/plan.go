@@ -174,7 +174,7 @@ func (p *Plan) add(it Item, prev store.Personalization, has bool, now time.Time)
 	switch {
 	case !has:
 		it.Reason = ReasonNew
-	case prev.Fingerprint != int64(it.fingerprint): //nolint:gosec // the store keeps the uint64's bits in an int64
+	case prev.Fingerprint != int64(it.fingerprint):
 		it.Reason = ReasonChanged
 	case prev.State == store.PersonalizationPending:
 		it.Reason = ReasonPending

@@ -255,7 +255,7 @@ feed:
 // outcomes.
 func (j *Job) personalize(ctx context.Context, log *zap.Logger, t *tally, it Item) error {
 	row := store.Personalization{Tenant: j.opts.Tenant, ExternalID: it.ExternalID, CollectionID: it.CollectionID,
-		Fingerprint: int64(it.fingerprint)} //nolint:gosec // the store keeps the uint64's bits in an int64
+		Fingerprint: int64(it.fingerprint)}
 	if it.prev != nil && it.prev.Fingerprint == row.Fingerprint {
 		row = *it.prev
 	}

@@ -81,7 +81,7 @@ func ExternalID(i int) string {
 // Person returns person i (i >= 0) of the generated population. The same i
 // always gives the same person.
 func Person(i int) model.Person {
-	h := mix(uint64(i)) //nolint:gosec // i is never negative
+	h := mix(uint64(i))
 	first := firstNames[h%uint64(len(firstNames))]
 	last := lastNames[(h>>8)%uint64(len(lastNames))]
 	birth := birthFrom.AddDate(0, 0, int((h>>16)%14600)) // up to 40 years later

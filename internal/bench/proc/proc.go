@@ -71,7 +71,7 @@ func Run(ctx context.Context, launcher string, env []string, name string, args .
 	}
 	resPath := res.Name()
 	_ = res.Close()
-	defer os.Remove(resPath) //nolint:errcheck // a temporary file
+	defer os.Remove(resPath)
 
 	cmd := exec.CommandContext(ctx, launcher, append([]string{LauncherArg, resPath, name}, args...)...)
 	cmd.Env = env
@@ -82,7 +82,7 @@ func Run(ctx context.Context, launcher string, env []string, name string, args .
 	runErr := cmd.Run()
 
 	var m Measurement
-	data, err := os.ReadFile(resPath) //nolint:gosec // the file made above
+	data, err := os.ReadFile(resPath)
 	if err == nil && len(data) > 0 {
 		err = json.Unmarshal(data, &m)
 	}

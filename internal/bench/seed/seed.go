@@ -33,7 +33,7 @@ func Row(p model.Person, at time.Time) store.PersonRow {
 		Location:            p.Location,
 		StartDate:           p.StartDate,
 		RemoteID:            "remote-" + p.ExternalID,
-		Fingerprint:         int64(sources.Fingerprint(p)), //nolint:gosec // the store keeps the uint64's bits in an int64
+		Fingerprint:         int64(sources.Fingerprint(p)),
 		FirstSeenAt:         at,
 		LastSeenAt:          at,
 		CreatedOnPlatformAt: at,
@@ -99,9 +99,9 @@ func Checksum(ctx context.Context, st *store.Store, tenant string) (Sum, error) 
 			buf = append(buf, f...)
 			buf = append(buf, 0x1f)
 		}
-		buf = binary.LittleEndian.AppendUint64(buf, uint64(r.Fingerprint)) //nolint:gosec // bits, not a value
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(r.Fingerprint))
 		for _, t := range []time.Time{r.StartDate, r.FirstSeenAt, r.LastSeenAt, r.DepartedAt, r.CreatedOnPlatformAt} {
-			buf = binary.LittleEndian.AppendUint64(buf, uint64(t.UnixMicro())) //nolint:gosec // bits, not a value
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(t.UnixMicro()))
 		}
 		_, _ = d.Write(buf)
 		return nil

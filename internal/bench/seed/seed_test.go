@@ -86,7 +86,7 @@ func TestSeed(t *testing.T) {
 					if err != nil || !ok {
 						t.Fatalf("person %s: ok=%v err=%v", p.ExternalID, ok, err)
 					}
-					if uint64(r.Fingerprint) != sources.Fingerprint(p) { //nolint:gosec // bits
+					if uint64(r.Fingerprint) != sources.Fingerprint(p) {
 						t.Errorf("%s: stored fingerprint differs from sources.Fingerprint", p.ExternalID)
 					}
 					if r.CreatedOnPlatformAt.IsZero() || r.RemoteID == "" || !r.DepartedAt.IsZero() {
