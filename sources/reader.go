@@ -12,7 +12,7 @@ import (
 func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx: ctx, r: r} }
 
 type ctxReader struct {
-	ctx context.Context //nolint:containedctx // the reader lives for one copy under ctx
+	ctx context.Context
 	r   io.Reader
 }
 

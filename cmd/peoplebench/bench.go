@@ -482,8 +482,8 @@ func samePlans(res *storeResult, scan, snap []byte) {
 		return
 	}
 	a.StateFrom, b.StateFrom = "", ""
-	ja, _ := json.Marshal(a) //nolint:errchkjson // plain fields
-	jb, _ := json.Marshal(b) //nolint:errchkjson // plain fields
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
 	created := 0
 	for _, c := range b.Calls {
 		created += len(c.ExternalIDs)

@@ -463,7 +463,7 @@ func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
 // and calls back through reflection, which cost more than the mapping),
 // then copies them into the rows.
 func (rc *records) Fill(b *sources.Batch) error {
-	sc := b.Scratch.(*scratch) //nolint:forcetypeassert // set by Next
+	sc := b.Scratch.(*scratch)
 	if sc.parse {
 		if err := rc.parseText(b, sc); err != nil {
 			return err

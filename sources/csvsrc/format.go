@@ -128,7 +128,7 @@ func (w *utf8Watch) Read(p []byte) (int, error) {
 	if !w.bad {
 		w.check(p[:n], err != nil)
 	}
-	return n, err //nolint:wrapcheck // a reader's error, passed through as io.Reader requires
+	return n, err
 }
 
 // check looks at the next chunk of the text; last is set at its end.

@@ -84,7 +84,7 @@ func (g *guard) Read(p []byte) (int, error) {
 	if errors.Is(err, io.EOF) && g.tap != nil {
 		g.tap.end(g.recLine, 0) // the last record, without a line end
 	}
-	return n, err //nolint:wrapcheck // a reader's error, passed through as io.Reader requires
+	return n, err
 }
 
 // scan follows b, the next bytes of the text, rewriting lone carriage

@@ -23,7 +23,7 @@ type export struct {
 	folder *Folder
 	// ctx is the context of the run that found it; Archive outlives its
 	// cancellation (the outcome is committed).
-	ctx context.Context //nolint:containedctx // sources.Export.Archive takes none
+	ctx context.Context
 	// name is the file's path in the folder ("employees.csv").
 	name  string
 	entry Entry

@@ -170,7 +170,7 @@ func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, er
 		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
 	if !ok {
-		return nil, nil //nolint:nilnil // no snapshot is not an error
+		return nil, nil
 	}
 	if decodeErr != nil {
 		return nil, decodeErr
