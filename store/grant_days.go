@@ -131,6 +131,49 @@ func (s *Store) SaveBirthdays(ctx context.Context, tenant string, days map[strin
 	})
 }
 
+// ForgetBirthdays removes the month and day of birth kept for the given
+// people of the tenant: an export that lists them without a birth date
+// takes their birthday away. People with nothing kept are ignored.
+func (s *Store) ForgetBirthdays(ctx context.Context, tenant string, externalIDs []string) error {
+	return s.KeepBirthdays(ctx, tenant, nil, externalIDs)
+}
+
+// KeepBirthdays is what the people sync records of an export it processed,
+// for a tenant with a birthday rule: the month and day of birth of days,
+// and no birthday for forget (people it listed without a birth date). A
+// person not in people yet (their creation was not committed) is skipped,
+// not an error. One transaction.
+func (s *Store) KeepBirthdays(ctx context.Context, tenant string, days map[string]MonthDay, forget []string) error {
+	if len(days) == 0 && len(forget) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, "keep birthdays", func(tx *sqlx.Tx) error {
+		if len(days) > 0 {
+			st, err := tx.PreparexContext(ctx, tx.Rebind(`INSERT INTO grant_birthdays (tenant, external_id, month, day)
+				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM people WHERE tenant = ? AND external_id = ?)
+				ON CONFLICT (tenant, external_id) DO UPDATE SET month = excluded.month, day = excluded.day`))
+			if err != nil {
+				return fmt.Errorf("prepare: %w", err)
+			}
+			defer func() { _ = st.Close() }()
+			for id, md := range days {
+				if _, err := st.ExecContext(ctx, tenant, id, int(md.Month), md.Day, tenant, id); err != nil {
+					return fmt.Errorf("birthday of %s: %w", id, err)
+				}
+			}
+		}
+		err := s.db.ForKeys(forget, func(cond string, args []any) error {
+			_, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM grant_birthdays WHERE tenant = ? AND external_id `+cond),
+				append([]any{tenant}, args...)...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("forget: %w", err)
+		}
+		return nil
+	})
+}
+
 // VoidOccurrences records grants that must never be sent, without a call:
 // each becomes a voided grant of job with note, unless its key is in the
 // ledger already (then it is left as it is). The grants job records so an

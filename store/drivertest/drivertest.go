@@ -77,6 +77,7 @@ func Run(t *testing.T, b Backend) {
 		{"LastSuccessesAndHeldGrants", testLastSuccessesAndHeldGrants},
 		{"GrantDays", testGrantDays},
 		{"BirthdaysKeepNoYear", testBirthdaysKeepNoYear},
+		{"BirthdaysForgotten", testBirthdaysForgotten},
 		{"RuleGrantsTotal", testRuleGrantsTotal},
 		{"Batches", testBatches},
 		{"HoldInterrupted", testHoldInterrupted},

@@ -74,3 +74,27 @@ func testRuleGrantsTotal(t *testing.T, d Backend) {
 		}
 	})
 }
+
+// testBirthdaysForgotten: an export without a person's birth date takes it
+// away (ForgetBirthdays, KeepBirthdays), and the people sync's
+// KeepBirthdays skips a person not in people instead of failing.
+func testBirthdaysForgotten(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
+		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1), person("e2", 2), person("e3", 3)}))
+		must(t, s.SavePeople(ctx(t), "other", []store.PersonRow{person("e1", 1)}))
+		may := store.MonthDay{Month: time.May, Day: 20}
+		must(t, s.SaveBirthdays(ctx(t), "acme", map[string]store.MonthDay{"e1": may, "e2": may, "e3": may}))
+		must(t, s.SaveBirthdays(ctx(t), "other", map[string]store.MonthDay{"e1": may}))
+		must(t, s.ForgetBirthdays(ctx(t), "acme", []string{"e1", "nobody"}))
+		must(t, s.KeepBirthdays(ctx(t), "acme", map[string]store.MonthDay{"e3": {Month: 1, Day: 2}, "ghost": may}, []string{"e2"}))
+		got, err := s.Birthdays(ctx(t), "acme")
+		must(t, err)
+		if len(got) != 1 || got["e3"] != (store.MonthDay{Month: 1, Day: 2}) {
+			t.Errorf("acme's birthdays = %v, want only e3 on 2 January", got)
+		}
+		if other, err := s.Birthdays(ctx(t), "other"); err != nil || other["e1"] != may {
+			t.Errorf("another tenant's birthday was touched: %v, %v", other, err)
+		}
+		must(t, s.KeepBirthdays(ctx(t), "acme", nil, nil))
+	})
+}
