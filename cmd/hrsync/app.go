@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -254,7 +255,12 @@ func (a *app) newClient() (*apiclient.Client, error) {
 
 // peopleJob builds the people sync of one tenant.
 func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator) (*people.Job, error) {
+	var birthdays people.BirthdayKeeper
+	if st != nil && slices.ContainsFunc(t.Grants.Rules, func(r config.GrantRule) bool { return r.Type == config.RuleBirthday }) {
+		birthdays = st
+	}
 	return people.New(people.Options{
+		Birthdays:      birthdays,
 		Tenant:         t.Name,
 		CompanyID:      t.CompanyID,
 		CollectionID:   t.CollectionID,

@@ -59,6 +59,9 @@ type Plan struct {
 	// births are the months and days of birth the export gave that the
 	// state does not keep yet (a run saves them).
 	births map[string]store.MonthDay
+	// forget are the people the export lists without a birth date whose
+	// month and day the state still keeps (a run removes them).
+	forget []string
 }
 
 // BuildPlan computes what a run would grant as of asOf (a calendar date in
@@ -227,12 +230,21 @@ func (j *Job) readPeople(ctx context.Context, plan *Plan, loc *time.Location) ([
 	}
 	plan.Source = source
 	plan.births = map[string]store.MonthDay{}
-	for id, md := range read {
+	for id, md := range read.days {
 		if _, known := plan.people[id]; known && kept[id] != md {
 			plan.births[id] = md
 			kept[id] = md
 		}
 	}
+	// A birth date a later export no longer gives is gone: the birthday
+	// stops with that export, in the plan as in the run.
+	for id := range read.without {
+		if _, ok := kept[id]; ok {
+			plan.forget = append(plan.forget, id)
+			delete(kept, id)
+		}
+	}
+	sort.Strings(plan.forget)
 	for i := range out {
 		md, ok := kept[out[i].ExternalID]
 		if !ok {
@@ -255,16 +267,24 @@ func (j *Job) hasBirthdays() bool {
 	return false
 }
 
+// exportBirths is what the last good export says of birth dates: the month
+// and day of each person it lists with one, and the people it lists
+// without.
+type exportBirths struct {
+	days    map[string]store.MonthDay
+	without map[string]bool
+}
+
 // births reads the month and day of birth of each person of the last good
-// export; the year is dropped as it is read.
-func (j *Job) births(ctx context.Context) (map[string]store.MonthDay, string, error) {
-	out := map[string]store.MonthDay{}
+// export, and who it lists without one; the year is dropped as it is read.
+func (j *Job) births(ctx context.Context) (exportBirths, string, error) {
+	out := exportBirths{days: map[string]store.MonthDay{}, without: map[string]bool{}}
 	if j.export == nil {
 		return out, "", nil
 	}
 	src, ok, err := j.export(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("open last good export: %w", err)
+		return out, "", fmt.Errorf("open last good export: %w", err)
 	}
 	if !ok {
 		return out, "", nil
@@ -272,20 +292,23 @@ func (j *Job) births(ctx context.Context) (map[string]store.MonthDay, string, er
 	lines := map[int]string{}
 	_, err = src.Read(ctx, sources.Handler{
 		Accept: func(p model.Person) error {
-			if !p.BirthDate.IsZero() {
-				out[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
-				lines[p.Line] = p.ExternalID
+			if p.BirthDate.IsZero() {
+				out.without[p.ExternalID] = true
+			} else {
+				out.days[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
 			}
+			lines[p.Line] = p.ExternalID
 			return nil
 		},
 		Reject: func(model.Rejection) error { return nil },
 		Retract: func(line int) error { // a duplicate found later: rejected too
-			delete(out, lines[line])
+			delete(out.days, lines[line])
+			delete(out.without, lines[line])
 			return nil
 		},
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("read last good export %s: %w", src.Name(), err)
+		return out, "", fmt.Errorf("read last good export %s: %w", src.Name(), err)
 	}
 	return out, src.Name(), nil
 }
