@@ -346,7 +346,9 @@ func checkPopulation(t *testing.T, pop []member, want []expected) {
 			t.Fatal("P0011 should not be owed a birthday the exports no longer give")
 		}
 	}
-	if !slices.ContainsFunc(want, func(e expected) bool { return e.id == "P0010" && e.rule == "birthday" && e.day.Equal(date(2027, 6, 23)) }) {
+	if !slices.ContainsFunc(want, func(e expected) bool {
+		return e.id == "P0010" && e.rule == "birthday" && e.day.Equal(date(2027, 6, 23))
+	}) {
 		t.Fatal("P0010 should be owed the birthday of 23 June, between their only export and the next")
 	}
 }
