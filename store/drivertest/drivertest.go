@@ -78,6 +78,7 @@ func Run(t *testing.T, b Backend) {
 		{"GrantDays", testGrantDays},
 		{"BirthdaysKeepNoYear", testBirthdaysKeepNoYear},
 		{"BirthdaysForgotten", testBirthdaysForgotten},
+		{"VoidReason", testVoidReason},
 		{"RuleGrantsTotal", testRuleGrantsTotal},
 		{"Batches", testBatches},
 		{"HoldInterrupted", testHoldInterrupted},

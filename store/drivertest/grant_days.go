@@ -98,3 +98,33 @@ func testBirthdaysForgotten(t *testing.T, d Backend) {
 		must(t, s.KeepBirthdays(ctx(t), "acme", nil, nil))
 	})
 }
+
+// testVoidReason: the note of a void, an operator's or the grants job's,
+// is read back with the grant by ListGrants and Grant.
+func testVoidReason(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
+		key := grantIn(t, s, "acme", "e1", model.GrantVoided)
+		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e2", 2)}))
+		n, err := s.VoidOccurrences(ctx(t), model.JobGrants, []model.Grant{{Tenant: "acme", ExternalID: "e2",
+			Reason: "birthday", Occurrence: "2027", Amount: 5}}, "not granted: the person had left on the day")
+		must(t, err)
+		if n != 1 {
+			t.Fatalf("voided %d, want 1", n)
+		}
+		gs, err := s.ListGrants(ctx(t), store.GrantFilter{Tenant: "acme", States: []model.GrantState{model.GrantVoided}})
+		must(t, err)
+		notes := map[string]string{}
+		for _, g := range gs {
+			notes[g.Key] = g.Note
+		}
+		want := map[string]string{key: "operator: never send", "acme/e2/birthday/2027": "not granted: the person had left on the day"}
+		if len(notes) != 2 || notes[key] != want[key] || notes["acme/e2/birthday/2027"] != want["acme/e2/birthday/2027"] {
+			t.Errorf("notes %v, want %v", notes, want)
+		}
+		g, err := s.Grant(ctx(t), key)
+		must(t, err)
+		if g.Note != "operator: never send" {
+			t.Errorf("Grant: note %q", g.Note)
+		}
+	})
+}
