@@ -62,9 +62,11 @@ func (s *Store) MarkGrantDays(ctx context.Context, tenant string, rules []string
 }
 
 // RuleGrantsTotal sums the amounts of the tenant's grants of the given
-// reasons whose intent was first committed in [from, to) and that were not
-// given up (pending, applied or held: not not_applied, not voided): what a
-// budget counts as spent.
+// reasons that fall in [from, to) and that were not given up (pending,
+// applied or held: not not_applied, not voided): what a budget counts as
+// spent. A grant falls on its grant day (the calendar date from's and to's
+// dates are compared with), else, recorded without one, when its intent
+// was first committed.
 func (s *Store) RuleGrantsTotal(ctx context.Context, tenant string, reasons []string, from, to time.Time) (float64, error) {
 	if len(reasons) == 0 {
 		return 0, nil
@@ -73,8 +75,8 @@ func (s *Store) RuleGrantsTotal(ctx context.Context, tenant string, reasons []st
 	c.equal("tenant", tenant)
 	oneOf(&c, "reason", reasons)
 	oneOf(&c, "state", []model.GrantState{model.GrantPending, model.GrantApplied, model.GrantUnknown})
-	c.where = append(c.where, "created_at >= ?", "created_at < ?")
-	c.args = append(c.args, ts(from), ts(to))
+	c.where = append(c.where, "(grant_day >= ? AND grant_day < ? OR grant_day IS NULL AND created_at >= ? AND created_at < ?)")
+	c.args = append(c.args, from.Format(model.DateLayout), to.Format(model.DateLayout), ts(from), ts(to))
 	var total float64
 	if err := s.r.QueryRowxContext(ctx, s.r.Rebind("SELECT COALESCE(SUM(amount), 0) FROM grants"+c.clause()), c.args...).Scan(&total); err != nil {
 		return 0, fmt.Errorf("rule grants total: %w", err)

@@ -138,7 +138,7 @@ func (e *TransitionError) Is(target error) bool { return target == ErrGrantState
 func grantCols() []string {
 	return []string{
 		"grant_key", "tenant", "external_id", "reason", "occurrence", "amount", "state",
-		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at", "job",
+		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at", "job", "grant_day",
 	}
 }
 

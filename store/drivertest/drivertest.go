@@ -79,6 +79,7 @@ func Run(t *testing.T, b Backend) {
 		{"BirthdaysKeepNoYear", testBirthdaysKeepNoYear},
 		{"BirthdaysForgotten", testBirthdaysForgotten},
 		{"VoidReason", testVoidReason},
+		{"RuleGrantsTotalByDay", testRuleGrantsTotalByDay},
 		{"RuleGrantsTotal", testRuleGrantsTotal},
 		{"Batches", testBatches},
 		{"HoldInterrupted", testHoldInterrupted},

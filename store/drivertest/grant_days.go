@@ -128,3 +128,28 @@ func testVoidReason(t *testing.T, d Backend) {
 		}
 	})
 }
+
+// testRuleGrantsTotalByDay: a grant recorded with its grant day counts in
+// that day's month, not in the month its intent was committed.
+func testRuleGrantsTotalByDay(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
+		startRun(t, s, "r1", "acme")
+		nov30 := time.Date(2027, time.November, 30, 0, 0, 0, 0, time.UTC)
+		in := store.BatchIntent{RunID: "r1", Tenant: "acme", Job: model.JobGrants, IdempotencyKey: "k1", RequestSHA: "x",
+			People: []store.PersonRow{person("e1", 1)}, StartedAt: at(2, 0),
+			Grants: []model.Grant{{ExternalID: "e1", Reason: "nov", Occurrence: "nov-2027", Amount: 40, Day: nov30}}}
+		id, err := s.BeginBatch(ctx(t), in)
+		must(t, err)
+		must(t, s.FinishBatch(ctx(t), id, store.BatchOutcome{State: store.JournalSucceeded, HTTPStatus: 201}))
+		berlin, err := time.LoadLocation("Europe/Berlin")
+		must(t, err)
+		nov := time.Date(2027, time.November, 1, 0, 0, 0, 0, berlin)
+		if n, err := s.RuleGrantsTotal(ctx(t), "acme", []string{"nov"}, nov, nov.AddDate(0, 1, 0)); err != nil || n != 40 {
+			t.Errorf("November: %v, %v; want 40", n, err)
+		}
+		now := time.Now()
+		if n, err := s.RuleGrantsTotal(ctx(t), "acme", []string{"nov"}, now.Add(-time.Hour), now.Add(time.Hour)); err != nil || n != 0 {
+			t.Errorf("the hours of its commit: %v, %v; want 0 (it counts on its grant day)", n, err)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package grants_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +98,51 @@ func TestLeftBetweenRuns(t *testing.T) {
 		}
 		if len(voided) != 1 || voided[0].ExternalID != "LATE" {
 			t.Errorf("voided %+v, want LATE's birthday of 6 March", voided)
+		}
+	})
+}
+
+// TestMonthCapCountsTheGrantDay: grants.maxPerMonth counts a grant in the
+// month of its grant day, whatever day the run sends it: a run --date of
+// November, run on 2 December, spends November's budget, not December's;
+// and a later November campaign run --date in November stops on
+// November's cap. On SQLite and PostgreSQL.
+func TestMonthCapCountsTheGrantDay(t *testing.T) {
+	dec2 := date(2027, 12, 2)
+	const two = `timezone: Europe/Berlin
+maxPerMonth: 2000
+rules:
+  - {name: nov, type: campaign, key: nov-2027, date: "2027-11-30", amount: 100, locations: [Berlin]}
+  - {name: dec, type: campaign, key: dec-2027, date: "2027-12-02", amount: 100, locations: [Berlin]}
+`
+	eachDialect(t, tokyo(t, dec2), func(t *testing.T, w *world) {
+		w.sync(berliners(15))
+		job := w.job(loadGrants(t, two))
+		rep := w.run(job, grants.RunFlags{AsOf: date(2027, 11, 30)})
+		if rep.Outcome != model.OutcomeOK || len(w.rec.take()) != 15 {
+			t.Fatalf("November's campaign as of 30 November: %s: %s", rep.Outcome, rep.Cause)
+		}
+		plan, err := job.BuildPlan(t.Context(), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.MonthSpent != 0 || plan.Total != 1500 || plan.Safeguard != "" {
+			t.Fatalf("December: spent %.2f, due %.2f, safeguard %q; want 0, 1500 and none (November's grants count in November)",
+				plan.MonthSpent, plan.Total, plan.Safeguard)
+		}
+		if rep := w.run(job, grants.RunFlags{}); rep.Outcome != model.OutcomeOK || len(w.rec.take()) != 15 {
+			t.Fatalf("December's campaign: %s: %s", rep.Outcome, rep.Cause)
+		}
+
+		more := w.job(loadGrants(t, two+`  - {name: nov2, type: campaign, key: nov2-2027, date: "2027-11-30", amount: 100, locations: [Berlin]}
+`))
+		calls := w.createCalls()
+		rep = w.run(more, grants.RunFlags{AsOf: date(2027, 11, 30)})
+		if rep.Outcome != model.OutcomeSafeguard || !strings.Contains(rep.Cause, "in 2027-11") || !strings.Contains(rep.Cause, "3000.00") {
+			t.Fatalf("a second November campaign: %s, %q; want a safeguard naming November's 3000.00", rep.Outcome, rep.Cause)
+		}
+		if w.createCalls() != calls {
+			t.Fatal("the stopped run called the platform")
 		}
 	})
 }

@@ -271,7 +271,7 @@ func rounds(plan *Plan, rule string) []sender.List {
 		}
 		out[n] = append(out[n], sender.Item{
 			Person: personOf(plan.people[d.ExternalID]),
-			Grant:  sender.Grant{Reason: d.Rule, Occurrence: d.Occurrence, AddBalance: d.Amount},
+			Grant:  sender.Grant{Reason: d.Rule, Occurrence: d.Occurrence, AddBalance: d.Amount, Day: d.Day.Time},
 		})
 	}
 	return out

@@ -314,29 +314,53 @@ func (j *Job) births(ctx context.Context) (exportBirths, string, error) {
 }
 
 // budget sets the plan's month spending and its safeguard: a run whose
-// total exceeds maxPerRun, or that would take the calendar month's total
-// (of the rules' time zone, by the day the grants are committed) over
-// maxPerMonth, stops before any call.
+// total exceeds maxPerRun, or that would take a calendar month's total over
+// maxPerMonth, stops before any call. A grant counts in the month of its
+// grant day (of the rules' time zone), whatever day the run commits it: a
+// run --date of an earlier month counts against that month.
 func (j *Job) budget(ctx context.Context, plan *Plan, loc *time.Location) error {
 	g := &j.opts.Grants
-	now := j.opts.Now().In(loc)
-	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
-	names := make([]string, len(g.Rules))
-	for i, r := range g.Rules {
-		names[i] = r.Name
+	months := map[time.Time]float64{monthOf(plan.Day.Time): 0}
+	for _, d := range plan.Due {
+		months[monthOf(d.Day.Time)] += d.Amount
 	}
-	spent, err := j.store.RuleGrantsTotal(ctx, j.opts.Tenant, names, start, start.AddDate(0, 1, 0))
-	if err != nil {
-		return err
+	order := make([]time.Time, 0, len(months))
+	for m := range months {
+		order = append(order, m)
 	}
-	plan.MonthSpent = spent
-	switch {
-	case g.MaxPerRun > 0 && plan.Total > g.MaxPerRun:
+	sort.Slice(order, func(a, b int) bool { return order[a].Before(order[b]) })
+	if g.MaxPerRun > 0 && plan.Total > g.MaxPerRun {
 		plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %d grants, over grants.maxPerRun (%.2f)",
 			plan.Total, len(plan.Due), g.MaxPerRun)
-	case g.MaxPerMonth > 0 && spent+plan.Total > g.MaxPerMonth:
-		plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %d grants; with the %.2f already granted in %s that is %.2f, over grants.maxPerMonth (%.2f)",
-			plan.Total, len(plan.Due), spent, now.Format("2006-01"), spent+plan.Total, g.MaxPerMonth)
+	}
+	for _, m := range order {
+		spent, err := j.monthSpent(ctx, m, loc)
+		if err != nil {
+			return err
+		}
+		if m.Equal(monthOf(plan.Day.Time)) {
+			plan.MonthSpent = spent
+		}
+		if plan.Safeguard == "" && g.MaxPerMonth > 0 && spent+months[m] > g.MaxPerMonth {
+			plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %s (%d grants due in all); with the %.2f already granted in %s that is %.2f, over grants.maxPerMonth (%.2f)",
+				months[m], m.Format("2006-01"), len(plan.Due), spent, m.Format("2006-01"), spent+months[m], g.MaxPerMonth)
+		}
 	}
 	return nil
+}
+
+// monthOf is the first day of d's month (d a calendar date, UTC midnight).
+func monthOf(d time.Time) time.Time {
+	return time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// monthSpent is what the ledger holds of the rules' grants in the month
+// that starts on m (a calendar date of loc): applied, pending or held.
+func (j *Job) monthSpent(ctx context.Context, m time.Time, loc *time.Location) (float64, error) {
+	names := make([]string, len(j.opts.Grants.Rules))
+	for i, r := range j.opts.Grants.Rules {
+		names[i] = r.Name
+	}
+	start := time.Date(m.Year(), m.Month(), 1, 0, 0, 0, 0, loc)
+	return j.store.RuleGrantsTotal(ctx, j.opts.Tenant, names, start, start.AddDate(0, 1, 0))
 }
