@@ -1,7 +1,8 @@
 // Package store keeps hrsync's own state: the people it knows per tenant, the
 // ledger of balance grants, the journal of API calls, runs with their
-// rejected rows, the source files already processed, and the locks that keep
-// two runs of one job and tenant apart.
+// rejected rows, the source files already processed, the tenants' SCIM
+// directories (SCIMDirectory), and the locks that keep two runs of one job
+// and tenant apart.
 //
 // Back ends are drivers (Driver), one package per SQL dialect, that
 // register themselves by DSN scheme from their init function: hrsync ships

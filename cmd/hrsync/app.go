@@ -5,24 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hrsync/internal/logging"
 	"io"
 	"io/fs"
-	"os"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"hrsync/apiclient"
 	"hrsync/config"
-	"hrsync/internal/runner"
 	"hrsync/sources"
 	"hrsync/sources/registry"
 	"hrsync/store"
 	"hrsync/sync/people"
-	"hrsync/sync/sender"
 )
 
 // app is what a command needs: the configuration and a logger; the store and
@@ -30,9 +26,8 @@ import (
 type app struct {
 	cfg *config.Config
 	log *zap.Logger
-	// observer and progress are set by run and daemon (jobs.go).
+	// observer is set by run and daemon (jobs.go).
 	observer apiclient.Observer
-	progress *runner.Progress
 	// replica names this process in the runs it records and the ticks it
 	// claims (replica.go).
 	replica string
@@ -56,7 +51,7 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
-	log, jsonLogs, err := newLogger(cfg.Log)
+	log, jsonLogs, err := logging.New(cfg.Log)
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
@@ -111,37 +106,6 @@ func folderChecks(cmd *cobra.Command) config.Checks {
 	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant}
 }
 
-// newLogger builds a zap logger: JSON by default, readable console lines when
-// stderr is a terminal and the format is auto. It says whether the lines are
-// JSON. No line carries a stack trace: errors here are data and operations
-// errors, said in words; a panic's stack is logged by the runner.
-func newLogger(c config.Log) (log *zap.Logger, jsonLines bool, err error) {
-	level, err := zapcore.ParseLevel(c.Level)
-	if err != nil {
-		return nil, false, fmt.Errorf("log.level: %w", err)
-	}
-	format := c.Format
-	if format == "" || format == "auto" {
-		format = "json"
-		if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			format = "console"
-		}
-	}
-	var zc zap.Config
-	if format == "console" {
-		zc = zap.NewDevelopmentConfig()
-	} else {
-		zc = zap.NewProductionConfig()
-		zc.Sampling = nil
-	}
-	zc.DisableStacktrace = true
-	zc.Level = zap.NewAtomicLevelAt(level)
-	zc.EncoderConfig.TimeKey = "time"
-	zc.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
-	log, err = zc.Build()
-	return log, format != "console", err
-}
-
 // tenants returns the tenants a command acts on: the one --tenant names, or all.
 func (a *app) tenants(cmd *cobra.Command) ([]config.Tenant, error) {
 	name, _ := cmd.Flags().GetString("tenant")
@@ -169,18 +133,41 @@ func loadAppStore(cmd *cobra.Command) (*app, *store.Store, error) {
 	return a, st, nil
 }
 
-// loadAppStoreReadOnly is loadAppStore for the commands that only read the
-// state (status, plan, grants list, orders show): it never creates it.
-func loadAppStoreReadOnly(cmd *cobra.Command) (*app, *store.Store, error) {
+// readOnly is what a command that only reads the state starts with: its
+// output format, the configuration, the state opened read-only (never
+// created) and the tenants it acts on.
+type readOnly struct {
+	a       *app
+	st      *store.Store
+	tenants []config.Tenant
+	asJSON  bool
+}
+
+// withReadOnly is the one preamble of the read-only commands (status, plan,
+// plan grants, grants list, orders show): output format → read-only store
+// → tenants (unless allTenants: the command filters by --tenant itself) →
+// fn → close.
+func withReadOnly(cmd *cobra.Command, allTenants bool, fn func(ro readOnly) error) error {
+	format, err := outputFormat(cmd)
+	if err != nil {
+		return err
+	}
 	a, err := loadApp(cmd)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	st, err := a.openStoreReadOnly(cmd)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return a, st, nil
+	defer st.Close() //nolint:errcheck // read only
+	ro := readOnly{a: a, st: st, tenants: a.cfg.Tenants, asJSON: format == outputJSON}
+	if !allTenants {
+		if ro.tenants, err = a.tenants(cmd); err != nil {
+			return err
+		}
+	}
+	return fn(ro)
 }
 
 // openStoreReadOnly opens the configured state for reading, creating nothing
@@ -253,37 +240,6 @@ func (a *app) newClient() (*apiclient.Client, error) {
 	return c, nil
 }
 
-// peopleJob builds the people sync of one tenant.
-func (a *app) peopleJob(t config.Tenant, st *store.Store, creator people.Creator) (*people.Job, error) {
-	var birthdays people.BirthdayKeeper
-	if st != nil && slices.ContainsFunc(t.Grants.Rules, func(r config.GrantRule) bool { return r.Type == config.RuleBirthday }) {
-		birthdays = st
-	}
-	return people.New(people.Options{
-		Birthdays:      birthdays,
-		Tenant:         t.Name,
-		CompanyID:      t.CompanyID,
-		CollectionID:   t.CollectionID,
-		BatchSize:      t.People.BatchSize,
-		Concurrency:    t.People.Concurrency,
-		DefaultBalance: t.People.DefaultBalance,
-		Amount:         t.People.Amount,
-		SendEmail:      t.People.SendEmail,
-		GrantReason:    t.People.GrantReason,
-		Safeguards: people.Safeguards{
-			MaxDepartedRatio: t.Safeguards.MaxDepartedRatio,
-			MinRowsRatio:     t.Safeguards.MinRowsRatio,
-			MaxRejectedRatio: t.Safeguards.MaxRejectedRatio,
-			MinPopulation:    t.Safeguards.MinPopulation,
-		},
-		TrustIdempotencyKey: a.cfg.API.TrustIdempotencyKey,
-		Progress:            a.peopleProgress(t.Name),
-		OverrideCommand: func(archivedAs string) string {
-			return safeguardNextStep(a.configPath, t.Name, archivedAs)
-		},
-	}, st, sender.NewJournal(st), creator, a.log.With(zap.String("tenant", t.Name), zap.String("job", "people")))
-}
-
 // feed lists the tenant's ready exports, as its kind of source finds them.
 // With files given, those files are the exports (read in place, never
 // archived: for validate and plan); a kind that reads no files refuses
@@ -298,9 +254,9 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 		if err != nil {
 			return nil, withCode(exitUsage, fmt.Errorf("tenant %s %w", t.Name, err))
 		}
-		return exportsFeed(list), nil
+		return list, nil
 	}
-	return exportsFeed(func(ctx context.Context) ([]sources.Export, error) {
+	return func(ctx context.Context) ([]sources.Export, error) {
 		// The source is opened at each listing, so that a folder gone or
 		// unreadable fails the run that meets it, with its run record.
 		src, err := a.openSource(ctx, t)
@@ -308,22 +264,7 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 			return nil, err
 		}
 		return src.Feed(ctx)
-	}), nil
-}
-
-// exportsFeed makes a source's listing a people.Feed.
-func exportsFeed(list func(context.Context) ([]sources.Export, error)) people.Feed {
-	return func(ctx context.Context) ([]people.Export, error) {
-		xs, err := list(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]people.Export, 0, len(xs))
-		for _, x := range xs {
-			out = append(out, x)
-		}
-		return out, nil
-	}
+	}, nil
 }
 
 // openSource opens the tenant's source with the kind that configured it

@@ -13,7 +13,6 @@ import (
 	"hrsync/config"
 	"hrsync/internal/daemon"
 	"hrsync/internal/runner"
-	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -56,7 +55,7 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 		return err
 	}
 	m := newMetrics(tenants)
-	j, err := a.newJobs(ctx, tenants, m, jobOptions{})
+	j, err := a.newJobs(ctx, tenants, m, runner.Env{Flags: runner.Flags{ConfigPath: a.configPath}}, nil)
 	if err != nil {
 		return err
 	}
@@ -101,30 +100,27 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 	return nil
 }
 
-// daemonSchedules lists the schedules of the registered jobs; a job
-// scheduled in the configuration but not in this build is logged and left out.
+// daemonSchedules lists the schedules of the registered jobs, in their
+// order; a job scheduled in the configuration but not in this build is
+// logged and left out.
 func daemonSchedules(log *zap.Logger, tenants []config.Tenant, reg *runner.Registry) []daemon.Schedule {
 	var out []daemon.Schedule
 	for _, t := range tenants {
-		for _, js := range []struct {
-			job  model.Job
-			spec string
-		}{
-			{model.JobPeople, t.Schedules.People},
-			{model.JobPersonalize, t.Schedules.Personalize},
-			{model.JobOrders, t.Schedules.Orders},
-			{model.JobGrants, t.Schedules.Grants},
-		} {
-			if js.spec == "" {
+		for _, kind := range runner.Kinds() {
+			spec := ""
+			if kind.Schedule != nil {
+				spec = kind.Schedule(t)
+			}
+			if spec == "" {
 				continue
 			}
-			k := runner.Key{Job: js.job, Tenant: t.Name}
+			k := runner.Key{Job: kind.Job, Tenant: t.Name}
 			if _, ok := reg.Lookup(k); !ok {
 				log.Warn("job scheduled but not available in this build; not scheduled",
-					zap.String("job", string(js.job)), zap.String("tenant", t.Name))
+					zap.String("job", string(kind.Job)), zap.String("tenant", t.Name))
 				continue
 			}
-			out = append(out, daemon.Schedule{Key: k, Spec: js.spec})
+			out = append(out, daemon.Schedule{Key: k, Spec: spec})
 		}
 	}
 	return out

@@ -66,17 +66,8 @@ plain-collection=..."; requests are logged to stderr (never the token).`,
 				return withCode(exitUsage, fmt.Errorf("emulator: --personalize-delay: %w", err))
 			}
 			opts.PersonalizeDelay = &d
-			if maxRows <= 0 {
-				return withCode(exitUsage, fmt.Errorf("emulator: --orders-max-rows %d: want > 0", maxRows))
-			}
-			if maxBody <= 0 {
-				return withCode(exitUsage, fmt.Errorf("emulator: --max-body-bytes %d: want > 0", maxBody))
-			}
-			if maxField <= 0 {
-				return withCode(exitUsage, fmt.Errorf("emulator: --max-field-chars %d: want > 0", maxField))
-			}
-			if !(maxBalance > 0) {
-				return withCode(exitUsage, fmt.Errorf("emulator: --max-balance %g: want > 0", maxBalance))
+			if err := checkEmulatorLimits(maxRows, maxBody, maxField, maxBalance); err != nil {
+				return withCode(exitUsage, err)
 			}
 			log := zap.NewNop()
 			if logRequests {
@@ -100,4 +91,19 @@ plain-collection=..."; requests are logged to stderr (never the token).`,
 	f.Float64Var(&maxBalance, "max-balance", emulator.DefaultMaxBalance, "largest addBalance or amount in createPeople (400 beyond)")
 	f.BoolVar(&logRequests, "log-requests", true, "log each API request to stderr")
 	return cmd
+}
+
+// checkEmulatorLimits refuses a limit of the emulator that is not positive.
+func checkEmulatorLimits(maxRows int, maxBody int64, maxField int, maxBalance float64) error {
+	switch {
+	case maxRows <= 0:
+		return fmt.Errorf("emulator: --orders-max-rows %d: want > 0", maxRows)
+	case maxBody <= 0:
+		return fmt.Errorf("emulator: --max-body-bytes %d: want > 0", maxBody)
+	case maxField <= 0:
+		return fmt.Errorf("emulator: --max-field-chars %d: want > 0", maxField)
+	case !(maxBalance > 0):
+		return fmt.Errorf("emulator: --max-balance %g: want > 0", maxBalance)
+	}
+	return nil
 }

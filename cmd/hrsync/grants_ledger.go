@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"hrsync/sync/grants"
 
 	"github.com/spf13/cobra"
 
@@ -45,34 +46,26 @@ func newGrantsListCmd() *cobra.Command {
 		Short: "List grants (default: the held ones)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := outputFormat(cmd)
-			if err != nil {
-				return err
-			}
-			_, st, err := loadAppStoreReadOnly(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close() //nolint:errcheck // read only
-			states, _ := cmd.Flags().GetStringSlice("state")
-			f := store.GrantFilter{}
-			if name, _ := cmd.Flags().GetString("tenant"); name != "" {
-				f.Tenant = name
-			}
-			for _, s := range states {
-				f.States = append(f.States, model.GrantState(s))
-			}
-			if f.Job, f.Reason, err = grantScope(cmd); err != nil {
-				return err
-			}
-			grants, err := st.ListGrants(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			if format == outputJSON {
-				return printJSON(cmd.OutOrStdout(), nonNil(grants))
-			}
-			return printGrants(cmd.OutOrStdout(), grants)
+			return withReadOnly(cmd, true, func(ro readOnly) error {
+				f := store.GrantFilter{}
+				f.Tenant, _ = cmd.Flags().GetString("tenant")
+				states, _ := cmd.Flags().GetStringSlice("state")
+				for _, s := range states {
+					f.States = append(f.States, model.GrantState(s))
+				}
+				var err error
+				if f.Job, f.Reason, err = grantScope(cmd); err != nil {
+					return err
+				}
+				list, err := ro.st.ListGrants(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				if ro.asJSON {
+					return printJSON(cmd.OutOrStdout(), nonNil(list))
+				}
+				return grants.PrintLedger(cmd.OutOrStdout(), list)
+			})
 		},
 	}
 	addConfigFlags(list)
@@ -101,7 +94,7 @@ func newGrantDecisionCmd(use, done, short string, do func(ctx context.Context, s
 				return err
 			}
 			for _, k := range keys {
-				if err := inScope(cmd.Context(), st, k, job, rule); err != nil {
+				if err := grants.InScope(cmd.Context(), st, k, job, rule); err != nil {
 					return err
 				}
 				if err := do(cmd.Context(), st, k, note); err != nil {

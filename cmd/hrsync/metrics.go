@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"hrsync/internal/runner"
 	"slices"
 	"time"
 
@@ -29,7 +30,7 @@ const pushTimeout = 15 * time.Second
 func newMetrics(tenants []config.Tenant) *metrics.Metrics {
 	m := metrics.New()
 	known := metrics.Known{Tenants: tenantNames(tenants)}
-	for _, j := range allJobs() {
+	for _, j := range runner.Jobs() {
 		known.Jobs = append(known.Jobs, string(j))
 	}
 	for _, o := range model.FinishedOutcomes() {
@@ -69,7 +70,7 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 		a.log.Warn("the time of the last success is not read from the store; it shows after the next success", zap.Error(err))
 	}
 	for k, at := range last {
-		if slices.Contains(names, k.Tenant) && slices.Contains(allJobs(), k.Job) {
+		if slices.Contains(names, k.Tenant) && slices.Contains(runner.Jobs(), k.Job) {
 			m.SetLastSuccess(string(k.Job), k.Tenant, at)
 		}
 	}
@@ -78,7 +79,7 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 		a.log.Warn("the times of the last runs are not read from the store; they show after the next runs", zap.Error(err))
 	}
 	for _, r := range runs {
-		if !r.DryRun && !r.FinishedAt.IsZero() && slices.Contains(names, r.Tenant) && slices.Contains(allJobs(), r.Job) {
+		if !r.DryRun && !r.FinishedAt.IsZero() && slices.Contains(names, r.Tenant) && slices.Contains(runner.Jobs(), r.Job) {
 			m.SetLastRun(string(r.Job), r.Tenant, string(r.Outcome), r.FinishedAt)
 		}
 	}
@@ -147,32 +148,18 @@ func openFolder(ctx context.Context, t config.Tenant) (sources.DropFolder, error
 	return src.Folder()
 }
 
-// tenantGaugesOf names the scrape-time gauges a job's pushed group carries:
-// what waits after its run, read when the run pushes.
-func tenantGaugesOf(job model.Job) []string {
-	switch job {
-	case model.JobPeople:
-		return []string{metrics.NameFilesWaiting, metrics.NameOldestFileAge}
-	case model.JobPersonalize:
-		return []string{metrics.NamePersonalizationsPending, metrics.NamePersonalizationsFailed}
-	case model.JobOrders:
-		return []string{metrics.NameOrdersNotPolled}
-	}
-	return nil
-}
-
 // pushMetrics pushes the metrics of the cycles a run made to the
 // Pushgateway of the configuration, one group per job and tenant; without
 // one it does nothing. A failed push is logged, never returned: it must not
 // change the run's outcome or exit code.
-func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []cycleEnd) {
+func (a *app) pushMetrics(ctx context.Context, m *metrics.Metrics, ends []runner.End) {
 	mc := a.cfg.Metrics
 	if m == nil || mc.Pushgateway.Value() == "" || len(ends) == 0 {
 		return
 	}
 	groups := make([]metrics.Group, 0, len(ends))
 	for _, e := range ends {
-		groups = append(groups, metrics.Group{Job: string(e.key.Job), Tenant: e.key.Tenant, TenantGauges: tenantGaugesOf(e.key.Job)})
+		groups = append(groups, metrics.Group{Job: string(e.Key.Job), Tenant: e.Key.Tenant, TenantGauges: runner.GaugesOf(e.Key.Job)})
 	}
 	// Pushed even when the run was stopped by a signal: its outcome is what
 	// an alert wants to see.

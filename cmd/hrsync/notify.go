@@ -112,38 +112,15 @@ func (c *cycleNotifier) wants(tenant string, outcome model.RunOutcome) bool {
 // next step as its last line says them, and for a people cycle its files,
 // safeguard stops, rejected rows and held grants.
 func (c *cycleNotifier) event(k runner.Key, res runner.Result, err error) notify.Event {
-	cause, next := describeCycle(&cycleEnd{key: k, res: res, err: err})
+	cause, next := (&runner.End{Key: k, Res: res, Err: err}).Describe()
 	e := notify.Event{Job: string(k.Job), Tenant: k.Tenant, Outcome: string(res.Outcome), Cause: cause, Next: next,
 		Counts: res.Counts, At: time.Now().UTC()}
 	if e.Counts == nil {
 		e.Counts = map[string]int{}
 	}
-	rep, ok := res.Report.(*people.Report)
-	if !ok || rep == nil {
-		return e
+	if rep, ok := res.Report.(*people.Report); ok && rep != nil {
+		rep.Notify(&e, c.configPath)
 	}
-	for _, x := range rep.Exports {
-		e.Files = append(e.Files, notify.File{Name: x.Source, Outcome: string(x.Outcome), ArchivedAs: x.ArchivedAs, Reports: x.Reports})
-		for _, t := range x.Safeguards {
-			e.Stops = append(e.Stops, x.Source+": "+t.Message)
-		}
-		if x.Outcome == model.OutcomeSafeguard && e.Override == "" {
-			e.Override = safeguardNextStep(c.configPath, rep.Tenant, x.ArchivedAs)
-		}
-		for _, r := range x.Rejections {
-			if len(e.Rejections) == notify.MaxRejections {
-				e.MoreRejections++
-				continue
-			}
-			e.Rejections = append(e.Rejections, notify.Rejection{File: x.Source, Line: r.Line, Column: r.Field, Reason: r.Reason})
-		}
-	}
-	held := rep.HeldExternalIDs
-	if len(held) > notify.MaxHeld {
-		e.MoreHeld = len(held) - notify.MaxHeld
-		held = held[:notify.MaxHeld]
-	}
-	e.Held = held
 	return e
 }
 

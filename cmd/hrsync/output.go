@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strconv"
 
 	"github.com/spf13/cobra"
 )
@@ -48,32 +46,6 @@ func outputFormat(cmd *cobra.Command) (string, error) {
 		return outputJSON, nil
 	}
 	return format, nil
-}
-
-// money renders an amount of money as every text output does: two
-// decimals, a point, no thousands separator (1102475.00).
-func money(v float64) string {
-	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// listLimit is how many people of each kind the text plan names.
-const listLimit = 20
-
-// printList prints up to limit items as indented lines under a heading
-// ("  new (3):"), then "and N more" when there are more; nothing when n is
-// 0. item returns the i-th item's text.
-func printList(w io.Writer, heading string, n, limit int, item func(i int) string) {
-	if n == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  %s (%d):\n", heading, n)
-	shown := min(n, limit)
-	for i := range shown {
-		fmt.Fprintf(w, "    %s\n", item(i))
-	}
-	if n > shown {
-		fmt.Fprintf(w, "    and %d more\n", n-shown)
-	}
 }
 
 // nonNil returns s, or an empty slice when s is nil, so that JSON prints

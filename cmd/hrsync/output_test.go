@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hrsync/internal/textfmt"
+	"hrsync/sync/people"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,8 +92,8 @@ func TestValidatePrintsTheFirst50Rejections(t *testing.T) {
 	if !strings.Contains(stdout, "staff.csv (tenant acme): 65 rows, 5 accepted, 60 rejected\n") {
 		t.Errorf("no summary line:\n%s", stdout)
 	}
-	if n := indented(stdout, "  staff.csv:"); n != validateRejectionLimit {
-		t.Errorf("%d rejections printed, want %d:\n%s", n, validateRejectionLimit, stdout)
+	if n := indented(stdout, "  staff.csv:"); n != people.ValidateRejectionLimit {
+		t.Errorf("%d rejections printed, want %d:\n%s", n, people.ValidateRejectionLimit, stdout)
 	}
 	if !strings.HasSuffix(stdout, "  and 10 more rejections (--all lists every one)\n") {
 		t.Errorf("no count of the rest:\n%s", stdout)
@@ -103,7 +105,7 @@ func TestValidatePrintsTheFirst50Rejections(t *testing.T) {
 	}
 
 	stdout, _, code = execRoot(t, "validate", "-o", "json", "--config", w.config)
-	var res validation
+	var res people.Validation
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil || code != exitAttention {
 		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 	}
@@ -141,8 +143,8 @@ func TestTextPlanNamesThePeople(t *testing.T) {
 			t.Errorf("the plan lacks %q:\n%s", want, stdout)
 		}
 	}
-	if n := indented(stdout, "    G0"); n != listLimit {
-		t.Errorf("%d people named, want %d", n, listLimit)
+	if n := indented(stdout, "    G0"); n != textfmt.ListLimit {
+		t.Errorf("%d people named, want %d", n, textfmt.ListLimit)
 	}
 	// By externalId and name only: never an e-mail or a birth date.
 	for _, never := range []string{"@example.test", "1990-03-04", "e+"} {
@@ -159,26 +161,6 @@ func TestTextPlanNamesThePeople(t *testing.T) {
 	for _, key := range []string{"changed", "returned", "departed", "held", "safeguards"} {
 		if list, ok := plans[0][key].([]any); !ok || len(list) != 0 {
 			t.Errorf("%s = %#v, want []", key, plans[0][key])
-		}
-	}
-}
-
-func TestPrintList(t *testing.T) {
-	item := func(i int) string { return fmt.Sprint("E", i) }
-	var b strings.Builder
-	printList(&b, "new", 0, 2, item)
-	printList(&b, "changed", 2, 2, item)
-	printList(&b, "departed", 5, 2, item)
-	want := "  changed (2):\n    E0\n    E1\n  departed (5):\n    E0\n    E1\n    and 3 more\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
-	}
-}
-
-func TestMoney(t *testing.T) {
-	for v, want := range map[float64]string{1102475: "1102475.00", 0: "0.00", 12.345: "12.35", -3.5: "-3.50", 1e21: "1000000000000000000000.00"} {
-		if got := money(v); got != want {
-			t.Errorf("money(%v) = %q, want %q", v, got, want)
 		}
 	}
 }

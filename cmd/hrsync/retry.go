@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/config"
-	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/registry"
 	"hrsync/sync/people"
@@ -102,45 +101,4 @@ func configPathOf(cmd *cobra.Command) string {
 		return p
 	}
 	return strings.TrimSpace(os.Getenv(config.EnvConfig))
-}
-
-// safeguardNextStep is the exact command that runs an export a safeguard
-// stopped once more, past the safeguards: archivedAs is where the stop
-// archived it ("failed/employees.csv"); empty (a SQL query, or an export
-// still in place) runs the tenant's next export with the override.
-func safeguardNextStep(configPath, tenant, archivedAs string) string {
-	args := []string{"hrsync", "run", "people", "--config", shellQuote(configPath), "--tenant", shellQuote(tenant), "--override-safeguards"}
-	if archivedAs != "" {
-		args = append(args, "--file", shellQuote(archivedAs))
-	}
-	return strings.Join(args, " ")
-}
-
-// shellSafe tells whether a POSIX shell takes s as one word as it is.
-func shellSafe(s string) bool {
-	return s != "" && strings.IndexFunc(s, func(r rune) bool {
-		plain := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
-		return !plain && !strings.ContainsRune("_@%+=:,./-", r)
-	}) < 0
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it: in single
-// quotes, each single quote in s closing the quotes, escaped, reopening them.
-func shellQuote(s string) string {
-	if shellSafe(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// setSafeguardNextSteps gives each export of rep a safeguard stopped its
-// exact next step: the command that runs it once more, past the safeguards.
-func setSafeguardNextSteps(rep *people.Report, configPath string) {
-	for i := range rep.Exports {
-		e := &rep.Exports[i]
-		if e.Outcome == model.OutcomeSafeguard {
-			e.Next = "once you have checked the export, run it once past the safeguards: " +
-				safeguardNextStep(configPath, rep.Tenant, e.ArchivedAs)
-		}
-	}
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"hrsync/internal/runner"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -44,7 +45,7 @@ func shardTenants(sh shard.Shard, tenants []config.Tenant) []config.Tenant {
 func emptyShard(ctx context.Context, cmd *cobra.Command, sh shard.Shard, asJSON bool) error {
 	line := fmt.Sprintf("ok: shard %s holds none of the tenants; nothing to run", sh)
 	if asJSON {
-		if err := printJSON(cmd.OutOrStdout(), newRunSummary(model.OutcomeOK, exitOK, line, nil, sh, nil)); err != nil {
+		if err := printJSON(cmd.OutOrStdout(), runner.NewSummary(model.OutcomeOK, exitOK, line, nil, sh.String(), tenantNames(nil))); err != nil {
 			return err
 		}
 	}

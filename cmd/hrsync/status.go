@@ -2,72 +2,14 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"sort"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"hrsync/config"
-	"hrsync/model"
+	"hrsync/internal/status"
 	"hrsync/sources/registry"
 	"hrsync/store"
 )
-
-// statusRunsScanned is how many of the newest runs status reads to find
-// the last run of each job and tenant.
-const statusRunsScanned = 1000
-
-// statusReport is what `hrsync status --json` prints.
-type statusReport struct {
-	Runs    []statusRun    `json:"runs"`
-	Tenants []statusTenant `json:"tenants"`
-}
-
-// statusRun is the last run of one job and tenant.
-type statusRun struct {
-	Job        string         `json:"job"`
-	Tenant     string         `json:"tenant"`
-	RunID      string         `json:"runId"`
-	Outcome    string         `json:"outcome"`
-	StartedAt  time.Time      `json:"startedAt"`
-	FinishedAt *time.Time     `json:"finishedAt,omitempty"`
-	Counts     map[string]int `json:"counts"`
-	Error      string         `json:"error,omitempty"`
-	// Reports names the reports beside the run's archived export, relative
-	// to the tenant's drop folder.
-	Reports []string `json:"reports,omitempty"`
-}
-
-// statusTenant is a tenant's backlog.
-type statusTenant struct {
-	Name       string `json:"name"`
-	HeldGrants int    `json:"heldGrants"`
-	// Files counts the drop folder's files; nil for a SQL source.
-	Files *statusFiles `json:"files,omitempty"`
-	// PersonalizationsPending counts the personalizations still waiting for
-	// a Done (pending at the platform, or to be retried).
-	PersonalizationsPending *int `json:"personalizationsPending"`
-	// Personalizations counts the tenant's personalizations per collection
-	// and state (pending, retry, done, error, failed).
-	Personalizations map[string]map[string]int `json:"personalizations"`
-	// OrdersPolling counts the orders whose status is still polled (neither
-	// final nor stopped).
-	OrdersPolling *int `json:"ordersPolling"`
-	// GrantRules are the tenant's grant rules with the last day the grants
-	// job processed for each.
-	GrantRules []statusRule `json:"grantRules"`
-}
-
-// statusFiles counts a drop folder's files.
-type statusFiles struct {
-	Waiting   int `json:"waiting"`
-	Processed int `json:"processed"`
-	Failed    int `json:"failed"`
-}
 
 func newStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -79,28 +21,16 @@ drop folder and those archived as processed or failed, the personalizations pend
 whose status is still polled. It changes nothing and makes no API call.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := outputFormat(cmd)
-			if err != nil {
-				return err
-			}
-			a, st, err := loadAppStoreReadOnly(cmd)
-			if err != nil {
-				return err
-			}
-			tenants, err := a.tenants(cmd)
-			if err != nil {
-				_ = st.Close()
-				return err
-			}
-			defer st.Close() //nolint:errcheck // read only
-			rep, err := buildStatus(cmd.Context(), st, tenants)
-			if err != nil {
-				return err
-			}
-			if format == outputJSON {
-				return printJSON(cmd.OutOrStdout(), rep)
-			}
-			return printStatus(cmd.OutOrStdout(), rep)
+			return withReadOnly(cmd, false, func(ro readOnly) error {
+				rep, err := buildStatus(cmd.Context(), ro.st, ro.tenants)
+				if err != nil {
+					return err
+				}
+				if ro.asJSON {
+					return printJSON(cmd.OutOrStdout(), rep)
+				}
+				return status.Print(cmd.OutOrStdout(), rep)
+			})
 		},
 	}
 	addConfigFlags(cmd)
@@ -109,104 +39,17 @@ whose status is still polled. It changes nothing and makes no API call.`,
 }
 
 // buildStatus reads the state and the drop folders of the tenants.
-func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) (*statusReport, error) {
-	rep := &statusReport{Runs: []statusRun{}, Tenants: []statusTenant{}}
-	wanted := map[string]bool{}
-	for _, t := range tenants {
-		wanted[t.Name] = true
-	}
-	runs, err := st.LastRuns(ctx, statusRunsScanned)
-	if err != nil {
-		return nil, err
-	}
-	seen := map[string]bool{}
-	for _, r := range runs { // newest first: the first of each job and tenant is its last
-		key := string(r.Job) + "/" + r.Tenant
-		if seen[key] || !wanted[r.Tenant] {
-			continue
-		}
-		seen[key] = true
-		sr := statusRun{Job: string(r.Job), Tenant: r.Tenant, RunID: r.ID, Outcome: string(r.Outcome),
-			StartedAt: r.StartedAt.UTC(), Counts: r.Counts, Error: r.Error, Reports: r.Reports}
-		if sr.Counts == nil {
-			sr.Counts = map[string]int{}
-		}
-		if !r.FinishedAt.IsZero() {
-			f := r.FinishedAt.UTC()
-			sr.FinishedAt = &f
-		}
-		rep.Runs = append(rep.Runs, sr)
-	}
-	sort.SliceStable(rep.Runs, func(i, j int) bool {
-		if rep.Runs[i].Tenant != rep.Runs[j].Tenant {
-			return rep.Runs[i].Tenant < rep.Runs[j].Tenant
-		}
-		return rep.Runs[i].Job < rep.Runs[j].Job
-	})
-	counts, err := st.PersonalizationCounts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		held, err := st.ListGrants(ctx, store.GrantFilter{Tenant: t.Name, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
-		if err != nil {
-			return nil, err
-		}
-		stt := statusTenant{Name: t.Name, HeldGrants: len(held)}
-		if o, err := registry.Of(t.Source.Options); err == nil && o.HasFolder() {
-			files, err := folderFiles(ctx, t)
-			if err != nil {
-				return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-			}
-			stt.Files = files
-		}
-		stt.Personalizations, stt.PersonalizationsPending = personalizationCounts(counts, t.Name)
-		if stt.OrdersPolling, err = ordersPolling(ctx, st, t.Name); err != nil {
-			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
-		}
-		if stt.GrantRules, err = grantRules(ctx, st, t); err != nil {
-			return nil, err
-		}
-		rep.Tenants = append(rep.Tenants, stt)
-	}
-	return rep, nil
-}
-
-// personalizationCounts groups a tenant's personalization counts by
-// collection and state, and sums those still waiting for a Done.
-func personalizationCounts(all []store.PersonalizationCount, tenant string) (map[string]map[string]int, *int) {
-	byCollection := map[string]map[string]int{}
-	pending := 0
-	for _, c := range all {
-		if c.Tenant != tenant {
-			continue
-		}
-		if byCollection[c.CollectionID] == nil {
-			byCollection[c.CollectionID] = map[string]int{}
-		}
-		byCollection[c.CollectionID][string(c.State)] += c.Count
-		if c.State == store.PersonalizationPending || c.State == store.PersonalizationRetry {
-			pending += c.Count
-		}
-	}
-	return byCollection, &pending
-}
-
-// ordersPolling counts the tenant's orders whose status the orders job
-// still polls: those neither final nor stopped (store.OpenOrders).
-func ordersPolling(ctx context.Context, st *store.Store, tenant string) (*int, error) {
-	open, err := st.OpenOrders(ctx, tenant)
-	if err != nil {
-		return nil, err
-	}
-	n := len(open)
-	return &n, nil
+func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) (*status.Report, error) {
+	return status.Build(ctx, st, tenants, folderFiles)
 }
 
 // folderFiles counts the files waiting in a tenant's drop folder (without
 // waiting for them to be stable) and those archived in processed/ and
-// failed/, whatever backend holds it.
-func folderFiles(ctx context.Context, t config.Tenant) (*statusFiles, error) {
+// failed/, whatever backend holds it; nil for a source without a folder.
+func folderFiles(ctx context.Context, t config.Tenant) (*status.Files, error) {
+	if !hasFolder(t) {
+		return nil, nil
+	}
 	folder, err := openFolder(ctx, t)
 	if err != nil {
 		return nil, err
@@ -215,89 +58,11 @@ func folderFiles(ctx context.Context, t config.Tenant) (*statusFiles, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &statusFiles{Waiting: n.Waiting, Processed: n.Processed, Failed: n.Failed}, nil
+	return &status.Files{Waiting: n.Waiting, Processed: n.Processed, Failed: n.Failed}, nil
 }
 
-// printStatus prints the status as tables.
-func printStatus(w io.Writer, rep *statusReport) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tTENANT\tOUTCOME\tSTARTED\tTOOK\tCOUNTS\tERROR")
-	if len(rep.Runs) == 0 {
-		fmt.Fprintln(tw, "(no run yet)\t\t\t\t\t\t")
-	}
-	for _, r := range rep.Runs {
-		took := "-"
-		if r.FinishedAt != nil {
-			took = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
-		}
-		keys := make([]string, 0, len(r.Counts))
-		for k := range r.Counts {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, 0, len(keys))
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Counts[k]))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Job, r.Tenant, r.Outcome,
-			r.StartedAt.Format(time.RFC3339), took, strings.Join(parts, " "), r.Error)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("print status: %w", err)
-	}
-	for _, r := range rep.Runs {
-		if len(r.Reports) > 0 {
-			fmt.Fprintf(w, "%s %s reports (in the drop folder): %s\n", r.Job, r.Tenant, strings.Join(r.Reports, ", "))
-		}
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tHELD GRANTS\tFILES WAITING\tPROCESSED\tFAILED\tPERSONALIZATIONS PENDING\tORDERS POLLED")
-	na := func(p *int) string {
-		if p == nil {
-			return "n/a"
-		}
-		return fmt.Sprint(*p)
-	}
-	for _, t := range rep.Tenants {
-		waiting, processed, failed := "n/a (sql)", "n/a", "n/a"
-		if t.Files != nil {
-			waiting, processed, failed = fmt.Sprint(t.Files.Waiting), fmt.Sprint(t.Files.Processed), fmt.Sprint(t.Files.Failed)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.HeldGrants, waiting, processed, failed,
-			na(t.PersonalizationsPending), na(t.OrdersPolling))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("print status: %w", err)
-	}
-	printPersonalizations(w, rep)
-	printGrantRules(w, rep)
-	return nil
-}
-
-// printPersonalizations prints pending, done and failed personalizations
-// per tenant and collection, when there are any.
-func printPersonalizations(w io.Writer, rep *statusReport) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	header := false
-	for _, t := range rep.Tenants {
-		collections := make([]string, 0, len(t.Personalizations))
-		for c := range t.Personalizations {
-			collections = append(collections, c)
-		}
-		sort.Strings(collections)
-		for _, c := range collections {
-			if !header {
-				fmt.Fprintln(w)
-				fmt.Fprintln(tw, "TENANT\tCOLLECTION\tPENDING\tDONE\tFAILED")
-				header = true
-			}
-			n := t.Personalizations[c]
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", t.Name, c,
-				n[string(store.PersonalizationPending)]+n[string(store.PersonalizationRetry)],
-				n[string(store.PersonalizationDone)],
-				n[string(store.PersonalizationError)]+n[string(store.PersonalizationFailed)])
-		}
-	}
-	_ = tw.Flush()
+// hasFolder tells whether a tenant's source is a drop folder.
+func hasFolder(t config.Tenant) bool {
+	o, err := registry.Of(t.Source.Options)
+	return err == nil && o.HasFolder()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sync"
 	"time"
 
@@ -51,6 +52,15 @@ func NewLogProgress(log *zap.Logger, every time.Duration) *Progress {
 		every = DefaultProgressEvery
 	}
 	return &Progress{log: log, every: every, now: time.Now}
+}
+
+// NewStderrProgress returns the Progress of a run started by hand: one
+// line redrawn in place on stderr when it is a terminal, else log lines.
+func NewStderrProgress(stderr io.Writer, log *zap.Logger) *Progress {
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		return NewProgress(stderr, true, 0)
+	}
+	return NewLogProgress(log, 0)
 }
 
 // Report says that done of total items of what label names are handled.

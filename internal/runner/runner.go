@@ -1,11 +1,14 @@
 // Package runner is the one code path that runs a cycle of a job for a
 // tenant, shared by `hrsync run ...` and the daemon's scheduled callbacks.
 //
-// Jobs are registered by name and tenant in a Registry, each as a Func that
-// runs one cycle and says how it ended; a job plugs in with one Register
-// call. Runner.RunOnce looks the job up, runs it with a panic recovered,
-// logged and recorded in the store as a failed run, turns a held lock into
-// the locked outcome, and feeds the metrics.
+// A job package registers its Kind from init with RegisterKind (its name,
+// its order, its schedule, its gauges and how it builds one cycle for a
+// tenant), the way source kinds and store dialects register. A Registry
+// holds the cycles of every kind for every tenant (RegisterKinds), each a
+// Func that runs one cycle and says how it ended. Runner.RunOnce looks the
+// cycle up, runs it with a panic recovered, logged and recorded in the
+// store as a failed run, turns a held lock into the locked outcome, and
+// feeds the metrics; LastLine and NewSummary say how a run of cycles ended.
 package runner
 
 import (

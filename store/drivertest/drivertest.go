@@ -110,6 +110,10 @@ func Run(t *testing.T, b Backend) {
 		{"ScopeKeepsJobsApart", testScopeKeepsJobsApart},
 		{"GrantScopeMigration", testGrantScopeMigration},
 		{"ClaimTick", testClaimTick},
+		{"SCIMDirectory", testSCIMDirectory},
+		{"SCIMAuditAndRefusals", testSCIMAuditAndRefusals},
+		{"SCIMUsersFeed", testSCIMUsersFeed},
+		{"SCIMConcurrentUpdates", testSCIMConcurrentUpdates},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

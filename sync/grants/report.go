@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"hrsync/apiclient"
 	"hrsync/model"
 	"hrsync/sync/sender"
 )
@@ -52,12 +51,14 @@ type Report struct {
 
 	outcome   model.RunOutcome
 	safeguard string
-	fatal     apiclient.Class
-	failures  int
+	// sent is what the senders did, over every rule: the counts type the
+	// people sync shares (Calls and Errors above are copied from it).
+	sent sender.Result
 }
 
 func newReport(tenant string) *Report {
-	return &Report{Tenant: tenant, Rules: []*RuleResult{}, Counts: map[string]int{}, Errors: []string{}, outcome: model.OutcomeOK, Outcome: model.OutcomeOK}
+	return &Report{Tenant: tenant, Rules: []*RuleResult{}, Counts: map[string]int{}, Errors: []string{}, outcome: model.OutcomeOK, Outcome: model.OutcomeOK,
+		sent: sender.Result{Errors: []string{}}}
 }
 
 // rule returns the result of a rule, added on first use.
@@ -81,27 +82,8 @@ func (r *Report) add(rule string, res *sender.Result) {
 	rr.Held += res.Unknown
 	rr.NotApplied += res.NotApplied + res.Skipped
 	rr.Refused += res.Refused
-	r.Calls += res.Calls
-	for c, n := range res.Failures {
-		r.failures += n
-		if c.Fatal() && r.fatal == "" {
-			r.fatal = c
-		}
-	}
-	for _, e := range res.Errors {
-		if len(r.Errors) < 20 && !contains(r.Errors, e) {
-			r.Errors = append(r.Errors, e)
-		}
-	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	r.sent.Merge(res)
+	r.Calls, r.Errors = r.sent.Calls, r.sent.Errors
 }
 
 // settle decides the run's outcome, cause and next step from what it did
@@ -123,17 +105,18 @@ func (r *Report) settle(err error) {
 		r.Counts["due"] = len(r.Plan.Due)
 	}
 	nothing := fmt.Sprintf("granted %d (%.2f)", applied, granted)
+	fatal, _ := r.sent.Fatal()
 	switch {
 	case err != nil:
 		r.outcome, r.Cause, r.Next = model.OutcomeFailed, err.Error(), "fix the cause; the next run grants what is still due"
 	case r.safeguard != "":
 		r.outcome, r.Cause = model.OutcomeSafeguard, "budget: "+r.safeguard+"; nothing was granted"
 		r.Next = "check the rules and the budget; if the grants are right, run again once with --override-safeguards"
-	case r.fatal != "":
+	case fatal != "":
 		r.outcome = model.OutcomeFailed
-		r.Cause = fmt.Sprintf("%s on a createPeople call; %s; %d not sent", r.fatal.Describe(), nothing, notApplied)
+		r.Cause = fmt.Sprintf("%s on a createPeople call; %s; %d not sent", fatal.Describe(), nothing, notApplied)
 		r.Next = "check HRSYNC_API_TOKEN (or api.tokenFile) and the companyId; the next run sends what is still due"
-	case r.Calls > 0 && applied == 0 && held == 0 && r.failures > 0:
+	case r.Calls > 0 && applied == 0 && held == 0 && len(r.sent.Failures) > 0:
 		r.outcome = model.OutcomeFailed
 		r.Cause = fmt.Sprintf("every createPeople call failed (%s); nothing was granted", strings.Join(r.Errors, "; "))
 		r.Next = "the next run sends what is still due"

@@ -8,13 +8,13 @@ package people
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"go.uber.org/zap"
 
-	"hrsync/apiclient"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
@@ -134,32 +134,40 @@ func New(opts Options, st Store, journal sender.Journal, creator Creator, log *z
 	return &Job{opts: opts, store: st, sender: snd, log: log, now: now}, nil
 }
 
-// Result is what applying a plan did: the people saved and marked departed
-// in state, and what the sender did with the new people (the fields of
-// sender.Result, Applied named Created here: the new people the platform
-// confirmed). Its JSON is the report's "result".
+// Result is what applying a plan did: what the sender did with the new
+// people and the held grants resent (sender.Result, the one counts type of
+// every grant-sending job: Applied counts the new people the platform
+// confirmed), and the people saved and marked departed in state. Its JSON
+// is the report's "result", where Applied keeps its name "created".
 type Result struct {
-	RunID      string                  `json:"runId"`
-	Created    int                     `json:"created"`
-	Granted    float64                 `json:"granted"`
-	NotApplied int                     `json:"notApplied"` // sent again by the next run
-	Unknown    int                     `json:"unknown"`    // held for an operator
-	Resent     int                     `json:"resent"`
-	Saved      int                     `json:"saved"`    // changed and returned people saved in state
-	Departed   int                     `json:"departed"` // people marked departed
-	Calls      int                     `json:"calls"`
-	Skipped    int                     `json:"skipped"`
-	Refused    int                     `json:"refused"`
-	Refusals   []Refusal               `json:"refusals,omitempty"`
-	Failures   map[apiclient.Class]int `json:"failures,omitempty"`
-	Errors     []string                `json:"errors"`
+	RunID string `json:"runId"`
+	sender.Result
+	Saved    int `json:"saved"`    // changed and returned people saved in state
+	Departed int `json:"departed"` // people marked departed
+}
+
+// MarshalJSON writes the result as the report has always shown it: the
+// sender's counts beside the run's, Applied as "created".
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result // the same fields, without this method
+	b, err := json.Marshal(plain(r))
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	fields["created"] = fields["applied"]
+	delete(fields, "applied")
+	return json.Marshal(fields)
 }
 
 // Apply carries a plan out under run runID. The caller checks the plan's
 // safeguards first. Apply stops starting calls when ctx is cancelled, but
 // lets the calls in flight finish and commits their outcome.
 func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, error) {
-	res := &Result{RunID: runID, Errors: []string{}}
+	res := &Result{RunID: runID, Result: sender.Result{Errors: []string{}}}
 	tenant := j.opts.Tenant
 
 	// Changed and returned people are saved a chunk at a time, so that an
@@ -191,12 +199,12 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 		p, ok := held[id]
 		return p, ok
 	})
-	res.add(resent)
+	res.Merge(resent)
 	if err != nil {
 		return res, err
 	}
 	sent, err := j.sender.Send(ctx, runID, createItems{list: &plan.Create, job: j})
-	res.add(sent)
+	res.Merge(sent)
 	if err != nil {
 		return res, err
 	}
@@ -231,22 +239,6 @@ func (j *Job) keepBirthdays(ctx context.Context, plan *Plan) error {
 		return fmt.Errorf("keep birthdays: %w", err)
 	}
 	return nil
-}
-
-// add counts what the sender did into the result.
-func (r *Result) add(s *sender.Result) {
-	r.Created += s.Applied
-	r.Granted += s.Granted
-	r.NotApplied += s.NotApplied
-	r.Unknown += s.Unknown
-	r.Resent += s.Resent
-	r.Calls += s.Calls
-	r.Skipped += s.Skipped
-	r.Refused += s.Refused
-	// The lists merge as the sender's do (distinct errors, at most 20).
-	lists := sender.Result{Refusals: r.Refusals, Failures: r.Failures, Errors: r.Errors}
-	lists.Merge(&sender.Result{Refusals: s.Refusals, Failures: s.Failures, Errors: s.Errors})
-	r.Refusals, r.Failures, r.Errors = lists.Refusals, lists.Failures, lists.Errors
 }
 
 // createItems is the plan's new people as the sender's items, each with

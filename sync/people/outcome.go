@@ -34,7 +34,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	switch {
 	case fatal != "":
 		return verdict{model.OutcomeFailed, refusedCause(fatal, res), fatal.NextStep() + "; " + stays}
-	case res.Calls > 0 && res.Created == 0 && res.Unknown == 0 && res.NotApplied > 0:
+	case res.Calls > 0 && res.Applied == 0 && res.Unknown == 0 && res.NotApplied > 0:
 		return verdict{model.OutcomeFailed, refusedCause(dominant, res), dominant.NextStep() + "; " + stays}
 	}
 	var parts []string
@@ -133,7 +133,7 @@ func refusedCause(class apiclient.Class, res *Result) string {
 	} else {
 		fmt.Fprintf(&b, " on %d of %d createPeople calls", calls, res.Calls)
 	}
-	if res.Created == 0 {
+	if res.Applied == 0 {
 		b.WriteString("; nothing was granted")
 	} else {
 		b.WriteString("; " + createdPhrase(res) + " before that")
@@ -149,7 +149,7 @@ func createdPhrase(res *Result) string {
 	if res.Calls == 0 {
 		return "nothing to create"
 	}
-	return fmt.Sprintf("%s created, %s granted", plural(res.Created, "person", "people"), money(res.Granted))
+	return fmt.Sprintf("%s created, %s granted", plural(res.Applied, "person", "people"), money(res.Granted))
 }
 
 // money renders an amount of credits with two decimals, never in

@@ -6,6 +6,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/model"
+	"hrsync/sync/sender"
 )
 
 func TestJudgeApply(t *testing.T) {
@@ -17,35 +18,35 @@ func TestJudgeApply(t *testing.T) {
 		want     model.RunOutcome
 		causeHas []string
 	}{
-		{"everything created", Plan{}, Result{Calls: 2, Created: 150, Granted: 3750}, model.OutcomeOK,
+		{"everything created", Plan{}, Result{Result: sender.Result{Calls: 2, Applied: 150, Granted: 3750}}, model.OutcomeOK,
 			[]string{"150 people created, 3750.00 granted"}},
 		{"nothing to create", Plan{}, Result{}, model.OutcomeOK, []string{"nothing to create"}},
 		{"a refused token fails the run even after a success", Plan{},
-			Result{Calls: 2, Created: 100, NotApplied: 100, Failures: map[apiclient.Class]int{apiclient.ClassUnauthorized: 1}},
+			Result{Result: sender.Result{Calls: 2, Applied: 100, NotApplied: 100, Failures: map[apiclient.Class]int{apiclient.ClassUnauthorized: 1}}},
 			model.OutcomeFailed, []string{"401 unauthorized) on 1 of 2 createPeople calls", "100 people created, 0.00 granted before that"}},
-		{"every call refused", Plan{}, Result{Calls: 2, NotApplied: 150, Failures: refused}, model.OutcomeFailed,
+		{"every call refused", Plan{}, Result{Result: sender.Result{Calls: 2, NotApplied: 150, Failures: refused}}, model.OutcomeFailed,
 			[]string{"refused the request as invalid on 2 createPeople calls (every call of the run); nothing was granted"}},
-		{"some people refused", Plan{}, Result{Calls: 3, Created: 100, NotApplied: 50, Failures: map[apiclient.Class]int{apiclient.ClassRefused: 1}},
+		{"some people refused", Plan{}, Result{Result: sender.Result{Calls: 3, Applied: 100, NotApplied: 50, Failures: map[apiclient.Class]int{apiclient.ClassRefused: 1}}},
 			model.OutcomeAttention, []string{"100 people created", "50 people not created (the platform refused the request as invalid)"}},
-		{"unknown outcomes are held, not failed", Plan{}, Result{Calls: 1, Unknown: 100, Failures: map[apiclient.Class]int{apiclient.ClassServerError: 1}},
+		{"unknown outcomes are held, not failed", Plan{}, Result{Result: sender.Result{Calls: 1, Unknown: 100, Failures: map[apiclient.Class]int{apiclient.ClassServerError: 1}}},
 			model.OutcomeAttention, []string{"100 grants held"}},
-		{"rejected rows", Plan{Rejections: make([]model.Rejection, 3)}, Result{Calls: 1, Created: 10, Granted: 250},
+		{"rejected rows", Plan{Rejections: make([]model.Rejection, 3)}, Result{Result: sender.Result{Calls: 1, Applied: 10, Granted: 250}},
 			model.OutcomeAttention, []string{"10 people created, 250.00 granted; 3 rows rejected"}},
-		{"people refused on their own have their outcome", Plan{}, Result{Calls: 7, Created: 98, Granted: 2450, Refused: 2,
+		{"people refused on their own have their outcome", Plan{}, Result{Result: sender.Result{Calls: 7, Applied: 98, Granted: 2450, Refused: 2,
 			Refusals: []Refusal{
 				{ExternalID: "E7", Reason: "refused by the platform: 400 invalid_input: addBalance: above the maximum of 1000000"},
 				{ExternalID: "E9", Reason: "refused by the platform: 400 invalid_input: addBalance: above the maximum of 1000000"},
-			}},
+			}}},
 			model.OutcomeAttention, []string{"98 people created, 2450.00 granted; 2 people refused by the platform " +
 				"(400 invalid_input: addBalance: above the maximum of 1000000): E7, E9"}},
-		{"refused alone with nothing else created is attention, not failed", Plan{}, Result{Calls: 3, Refused: 1,
-			Refusals: []Refusal{{ExternalID: "E1", Reason: "refused by the platform: 413 payload_too_large"}}},
+		{"refused alone with nothing else created is attention, not failed", Plan{}, Result{Result: sender.Result{Calls: 3, Refused: 1,
+			Refusals: []Refusal{{ExternalID: "E1", Reason: "refused by the platform: 413 payload_too_large"}}}},
 			model.OutcomeAttention, []string{"0 people created", "1 person refused by the platform (413 payload_too_large): E1"}},
-		{"many refusals name five", Plan{}, Result{Calls: 20, Created: 1, Refused: 7, Refusals: []Refusal{
+		{"many refusals name five", Plan{}, Result{Result: sender.Result{Calls: 20, Applied: 1, Refused: 7, Refusals: []Refusal{
 			{ExternalID: "A", Reason: "x"}, {ExternalID: "B", Reason: "y"}, {ExternalID: "C"}, {ExternalID: "D"},
-			{ExternalID: "E"}, {ExternalID: "F"}, {ExternalID: "G"}}},
+			{ExternalID: "E"}, {ExternalID: "F"}, {ExternalID: "G"}}}},
 			model.OutcomeAttention, []string{"7 people refused by the platform (x; and other reasons): A, B, C, D, E and 2 more"}},
-		{"money is never in scientific notation", Plan{}, Result{Calls: 1, Created: 1, Granted: 1102475}, model.OutcomeOK,
+		{"money is never in scientific notation", Plan{}, Result{Result: sender.Result{Calls: 1, Applied: 1, Granted: 1102475}}, model.OutcomeOK,
 			[]string{"1102475.00 granted"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -19,22 +19,11 @@ import (
 )
 
 // Export is one export waiting to be processed: a file of a drop folder or
-// the result of a SQL query.
-type Export interface {
-	sources.Source
-	// SHA256 is the hex content hash of a file; "" for a query.
-	SHA256() string
-	// Size is the file's size in bytes; 0 for a query.
-	Size() int64
-	// Archive moves a file to processed/ (ok) or failed/ with the reports
-	// render makes beside it, and returns where it put it, relative to its
-	// folder ("failed/employees.csv"). It is called only after the outcome
-	// is committed. A query has nothing to archive and returns "".
-	Archive(processed bool, render sources.RenderReports) (string, error)
-}
+// the result of a SQL query (see sources.Export).
+type Export = sources.Export
 
 // Feed lists the exports ready to process, oldest first.
-type Feed func(ctx context.Context) ([]Export, error)
+type Feed = func(ctx context.Context) ([]Export, error)
 
 // RunFlags are the per-run choices of an operator.
 type RunFlags struct {
@@ -353,7 +342,7 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 	res, err := j.Apply(ctx, x.er.RunID, plan)
 	x.er.Result = res
 	if res != nil {
-		for k, v := range map[string]int{"created": res.Created, "notApplied": res.NotApplied, "unknown": res.Unknown,
+		for k, v := range map[string]int{"created": res.Applied, "notApplied": res.NotApplied, "unknown": res.Unknown,
 			"resent": res.Resent, "calls": res.Calls, "skipped": res.Skipped, "refused": res.Refused} {
 			x.er.Counts[k] = v
 		}

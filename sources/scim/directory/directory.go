@@ -79,7 +79,8 @@ const (
 	AttrExternalID Attr = "externalId"
 )
 
-// Term is one equality test: userName is compared without case, id and externalId exactly.
+// Term is one equality test: userName is compared without case (as strings.ToLower makes it, the
+// key of its uniqueness), id and externalId exactly.
 type Term struct {
 	Attr  Attr
 	Value string

@@ -138,7 +138,9 @@ func matches(u User, filter []Term) bool {
 				return false
 			}
 		case AttrUserName:
-			if !strings.EqualFold(u.UserName, term.Value) {
+			// The lower-cased forms, the key uniqueness uses (and the store's
+			// index): strings.EqualFold would differ for a few runes (ſ, K).
+			if key := strings.ToLower(term.Value); strings.ToLower(u.UserName) != key {
 				return false
 			}
 		case AttrExternalID:
