@@ -82,7 +82,7 @@ type GrantRule struct {
 	// Departments, when not empty, limits the rule to these departments.
 	Departments []string `yaml:"departments"`
 	// Key is, for a campaign, its occurrence in the ledger: one grant per
-	// person and key, ever.
+	// person, rule and key, ever.
 	Key string `yaml:"key"`
 	// Date is, for a campaign, the day it grants (YYYY-MM-DD).
 	Date string `yaml:"date"`

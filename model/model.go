@@ -75,8 +75,15 @@ type Grant struct {
 	State      GrantState `json:"state"`
 	Attempts   int        `json:"attempts"`
 	LastError  string     `json:"lastError"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	UpdatedAt  time.Time  `json:"updatedAt"`
+	// Note says why an operator or a job decided the grant's state (the
+	// reason a grant was voided, released or confirmed); "" when none.
+	Note string `json:"note"`
+	// Day is the day a grants rule grants it (a calendar date of the
+	// rules' time zone, UTC midnight), which a monthly budget counts it
+	// in; zero for the people sync's grants. Written, not read back.
+	Day       time.Time `json:"-"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // InitialGrantReason is the reason of the people sync's initial balance

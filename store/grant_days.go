@@ -62,9 +62,11 @@ func (s *Store) MarkGrantDays(ctx context.Context, tenant string, rules []string
 }
 
 // RuleGrantsTotal sums the amounts of the tenant's grants of the given
-// reasons whose intent was first committed in [from, to) and that were not
-// given up (pending, applied or held: not not_applied, not voided): what a
-// budget counts as spent.
+// reasons that fall in [from, to) and that were not given up (pending,
+// applied or held: not not_applied, not voided): what a budget counts as
+// spent. A grant falls on its grant day (the calendar date from's and to's
+// dates are compared with), else, recorded without one, when its intent
+// was first committed.
 func (s *Store) RuleGrantsTotal(ctx context.Context, tenant string, reasons []string, from, to time.Time) (float64, error) {
 	if len(reasons) == 0 {
 		return 0, nil
@@ -73,8 +75,8 @@ func (s *Store) RuleGrantsTotal(ctx context.Context, tenant string, reasons []st
 	c.equal("tenant", tenant)
 	oneOf(&c, "reason", reasons)
 	oneOf(&c, "state", []model.GrantState{model.GrantPending, model.GrantApplied, model.GrantUnknown})
-	c.where = append(c.where, "created_at >= ?", "created_at < ?")
-	c.args = append(c.args, ts(from), ts(to))
+	c.where = append(c.where, "(grant_day >= ? AND grant_day < ? OR grant_day IS NULL AND created_at >= ? AND created_at < ?)")
+	c.args = append(c.args, from.Format(model.DateLayout), to.Format(model.DateLayout), ts(from), ts(to))
 	var total float64
 	if err := s.r.QueryRowxContext(ctx, s.r.Rebind("SELECT COALESCE(SUM(amount), 0) FROM grants"+c.clause()), c.args...).Scan(&total); err != nil {
 		return 0, fmt.Errorf("rule grants total: %w", err)
@@ -126,6 +128,49 @@ func (s *Store) SaveBirthdays(ctx context.Context, tenant string, days map[strin
 			if _, err := st.ExecContext(ctx, tenant, id, int(md.Month), md.Day); err != nil {
 				return fmt.Errorf("save birthday of %s: %w", id, err)
 			}
+		}
+		return nil
+	})
+}
+
+// ForgetBirthdays removes the month and day of birth kept for the given
+// people of the tenant: an export that lists them without a birth date
+// takes their birthday away. People with nothing kept are ignored.
+func (s *Store) ForgetBirthdays(ctx context.Context, tenant string, externalIDs []string) error {
+	return s.KeepBirthdays(ctx, tenant, nil, externalIDs)
+}
+
+// KeepBirthdays is what the people sync records of an export it processed,
+// for a tenant with a birthday rule: the month and day of birth of days,
+// and no birthday for forget (people it listed without a birth date). A
+// person not in people yet (their creation was not committed) is skipped,
+// not an error. One transaction.
+func (s *Store) KeepBirthdays(ctx context.Context, tenant string, days map[string]MonthDay, forget []string) error {
+	if len(days) == 0 && len(forget) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, "keep birthdays", func(tx *sqlx.Tx) error {
+		if len(days) > 0 {
+			st, err := tx.PreparexContext(ctx, tx.Rebind(`INSERT INTO grant_birthdays (tenant, external_id, month, day)
+				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM people WHERE tenant = ? AND external_id = ?)
+				ON CONFLICT (tenant, external_id) DO UPDATE SET month = excluded.month, day = excluded.day`))
+			if err != nil {
+				return fmt.Errorf("prepare: %w", err)
+			}
+			defer func() { _ = st.Close() }()
+			for id, md := range days {
+				if _, err := st.ExecContext(ctx, tenant, id, int(md.Month), md.Day, tenant, id); err != nil {
+					return fmt.Errorf("birthday of %s: %w", id, err)
+				}
+			}
+		}
+		err := s.db.ForKeys(forget, func(cond string, args []any) error {
+			_, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM grant_birthdays WHERE tenant = ? AND external_id `+cond),
+				append([]any{tenant}, args...)...)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("forget: %w", err)
 		}
 		return nil
 	})

@@ -138,7 +138,7 @@ func (e *TransitionError) Is(target error) bool { return target == ErrGrantState
 func grantCols() []string {
 	return []string{
 		"grant_key", "tenant", "external_id", "reason", "occurrence", "amount", "state",
-		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at", "job",
+		"attempts", "last_error", "note", "journal_id", "created_at", "updated_at", "job", "grant_day",
 	}
 }
 
@@ -303,19 +303,20 @@ type grantRow struct {
 	State      string        `db:"state"`
 	Attempts   int           `db:"attempts"`
 	LastError  string        `db:"last_error"`
+	Note       string        `db:"note"`
 	JournalID  sql.NullInt64 `db:"journal_id"`
 	CreatedAt  dbTime        `db:"created_at"`
 	UpdatedAt  dbTime        `db:"updated_at"`
 }
 
 const grantSelect = `SELECT grant_key, tenant, job, external_id, reason, occurrence, amount, state, attempts,
-	last_error, journal_id, created_at, updated_at FROM grants`
+	last_error, note, journal_id, created_at, updated_at FROM grants`
 
 func (g grantRow) model() model.Grant {
 	return model.Grant{
 		Key: g.Key, Tenant: g.Tenant, Job: g.Job, ExternalID: g.ExternalID, Reason: g.Reason, Occurrence: g.Occurrence,
 		Amount: g.Amount, State: model.GrantState(g.State), Attempts: g.Attempts, LastError: g.LastError,
-		CreatedAt: g.CreatedAt.Time, UpdatedAt: g.UpdatedAt.Time,
+		Note: g.Note, CreatedAt: g.CreatedAt.Time, UpdatedAt: g.UpdatedAt.Time,
 	}
 }
 

@@ -175,6 +175,10 @@ func (s *Store) insertFreshGrants(ctx context.Context, tx *sqlx.Tx, job model.Jo
 		vals[0], vals[1], vals[2], vals[3], vals[4] = g.Key, g.Tenant, g.ExternalID, g.Reason, g.Occurrence
 		vals[5], vals[6], vals[7], vals[8], vals[9] = g.Amount, string(model.GrantPending), 1, "", ""
 		vals[10], vals[11], vals[12], vals[13] = journalID, now, now, string(job)
+		vals[14] = nil
+		if !g.Day.IsZero() {
+			vals[14] = g.Day.Format(model.DateLayout)
+		}
 		return vals
 	})
 	if err != nil && s.db.IsUniqueViolation(err) {

@@ -194,6 +194,9 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
 		return err
 	}
+	if err := j.store.ForgetBirthdays(ctx, j.opts.Tenant, plan.forget); err != nil {
+		return err
+	}
 	if _, err := j.store.VoidOccurrences(ctx, model.JobGrants, plan.voids, voidNote); err != nil {
 		return err
 	}
@@ -268,7 +271,7 @@ func rounds(plan *Plan, rule string) []sender.List {
 		}
 		out[n] = append(out[n], sender.Item{
 			Person: personOf(plan.people[d.ExternalID]),
-			Grant:  sender.Grant{Reason: d.Rule, Occurrence: d.Occurrence, AddBalance: d.Amount},
+			Grant:  sender.Grant{Reason: d.Rule, Occurrence: d.Occurrence, AddBalance: d.Amount, Day: d.Day.Time},
 		})
 	}
 	return out

@@ -149,16 +149,17 @@ func PrintPlan(w io.Writer, p *Plan, all bool) {
 	}
 }
 
-// PrintLedger prints grants of the ledger as a table, amounts as money.
+// PrintLedger prints grants of the ledger as a table, amounts as money,
+// with the note of each decision (why a grant was voided).
 func PrintLedger(w io.Writer, grants []model.Grant) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tJOB\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR")
+	fmt.Fprintln(tw, "KEY\tJOB\tSTATE\tAMOUNT\tATTEMPTS\tUPDATED\tLAST ERROR\tNOTE")
 	if len(grants) == 0 {
-		fmt.Fprintln(tw, "(none)\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "(none)\t\t\t\t\t\t\t")
 	}
 	for _, g := range grants {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", g.Key, g.Job, g.State, textfmt.Money(g.Amount), g.Attempts,
-			g.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"), g.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", g.Key, g.Job, g.State, textfmt.Money(g.Amount), g.Attempts,
+			g.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"), g.LastError, g.Note)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("print grants: %w", err)

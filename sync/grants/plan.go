@@ -59,6 +59,9 @@ type Plan struct {
 	// births are the months and days of birth the export gave that the
 	// state does not keep yet (a run saves them).
 	births map[string]store.MonthDay
+	// forget are the people the export lists without a birth date whose
+	// month and day the state still keeps (a run removes them).
+	forget []string
 }
 
 // BuildPlan computes what a run would grant as of asOf (a calendar date in
@@ -227,12 +230,21 @@ func (j *Job) readPeople(ctx context.Context, plan *Plan, loc *time.Location) ([
 	}
 	plan.Source = source
 	plan.births = map[string]store.MonthDay{}
-	for id, md := range read {
+	for id, md := range read.days {
 		if _, known := plan.people[id]; known && kept[id] != md {
 			plan.births[id] = md
 			kept[id] = md
 		}
 	}
+	// A birth date a later export no longer gives is gone: the birthday
+	// stops with that export, in the plan as in the run.
+	for id := range read.without {
+		if _, ok := kept[id]; ok {
+			plan.forget = append(plan.forget, id)
+			delete(kept, id)
+		}
+	}
+	sort.Strings(plan.forget)
 	for i := range out {
 		md, ok := kept[out[i].ExternalID]
 		if !ok {
@@ -255,16 +267,24 @@ func (j *Job) hasBirthdays() bool {
 	return false
 }
 
+// exportBirths is what the last good export says of birth dates: the month
+// and day of each person it lists with one, and the people it lists
+// without.
+type exportBirths struct {
+	days    map[string]store.MonthDay
+	without map[string]bool
+}
+
 // births reads the month and day of birth of each person of the last good
-// export; the year is dropped as it is read.
-func (j *Job) births(ctx context.Context) (map[string]store.MonthDay, string, error) {
-	out := map[string]store.MonthDay{}
+// export, and who it lists without one; the year is dropped as it is read.
+func (j *Job) births(ctx context.Context) (exportBirths, string, error) {
+	out := exportBirths{days: map[string]store.MonthDay{}, without: map[string]bool{}}
 	if j.export == nil {
 		return out, "", nil
 	}
 	src, ok, err := j.export(ctx)
 	if err != nil {
-		return nil, "", fmt.Errorf("open last good export: %w", err)
+		return out, "", fmt.Errorf("open last good export: %w", err)
 	}
 	if !ok {
 		return out, "", nil
@@ -272,48 +292,75 @@ func (j *Job) births(ctx context.Context) (map[string]store.MonthDay, string, er
 	lines := map[int]string{}
 	_, err = src.Read(ctx, sources.Handler{
 		Accept: func(p model.Person) error {
-			if !p.BirthDate.IsZero() {
-				out[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
-				lines[p.Line] = p.ExternalID
+			if p.BirthDate.IsZero() {
+				out.without[p.ExternalID] = true
+			} else {
+				out.days[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
 			}
+			lines[p.Line] = p.ExternalID
 			return nil
 		},
 		Reject: func(model.Rejection) error { return nil },
 		Retract: func(line int) error { // a duplicate found later: rejected too
-			delete(out, lines[line])
+			delete(out.days, lines[line])
+			delete(out.without, lines[line])
 			return nil
 		},
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("read last good export %s: %w", src.Name(), err)
+		return out, "", fmt.Errorf("read last good export %s: %w", src.Name(), err)
 	}
 	return out, src.Name(), nil
 }
 
 // budget sets the plan's month spending and its safeguard: a run whose
-// total exceeds maxPerRun, or that would take the calendar month's total
-// (of the rules' time zone, by the day the grants are committed) over
-// maxPerMonth, stops before any call.
+// total exceeds maxPerRun, or that would take a calendar month's total over
+// maxPerMonth, stops before any call. A grant counts in the month of its
+// grant day (of the rules' time zone), whatever day the run commits it: a
+// run --date of an earlier month counts against that month.
 func (j *Job) budget(ctx context.Context, plan *Plan, loc *time.Location) error {
 	g := &j.opts.Grants
-	now := j.opts.Now().In(loc)
-	start := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, loc)
-	names := make([]string, len(g.Rules))
-	for i, r := range g.Rules {
-		names[i] = r.Name
+	months := map[time.Time]float64{monthOf(plan.Day.Time): 0}
+	for _, d := range plan.Due {
+		months[monthOf(d.Day.Time)] += d.Amount
 	}
-	spent, err := j.store.RuleGrantsTotal(ctx, j.opts.Tenant, names, start, start.AddDate(0, 1, 0))
-	if err != nil {
-		return err
+	order := make([]time.Time, 0, len(months))
+	for m := range months {
+		order = append(order, m)
 	}
-	plan.MonthSpent = spent
-	switch {
-	case g.MaxPerRun > 0 && plan.Total > g.MaxPerRun:
+	sort.Slice(order, func(a, b int) bool { return order[a].Before(order[b]) })
+	if g.MaxPerRun > 0 && plan.Total > g.MaxPerRun {
 		plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %d grants, over grants.maxPerRun (%.2f)",
 			plan.Total, len(plan.Due), g.MaxPerRun)
-	case g.MaxPerMonth > 0 && spent+plan.Total > g.MaxPerMonth:
-		plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %d grants; with the %.2f already granted in %s that is %.2f, over grants.maxPerMonth (%.2f)",
-			plan.Total, len(plan.Due), spent, now.Format("2006-01"), spent+plan.Total, g.MaxPerMonth)
+	}
+	for _, m := range order {
+		spent, err := j.monthSpent(ctx, m, loc)
+		if err != nil {
+			return err
+		}
+		if m.Equal(monthOf(plan.Day.Time)) {
+			plan.MonthSpent = spent
+		}
+		if plan.Safeguard == "" && g.MaxPerMonth > 0 && spent+months[m] > g.MaxPerMonth {
+			plan.Safeguard = fmt.Sprintf("the run would grant %.2f in %s (%d grants due in all); with the %.2f already granted in %s that is %.2f, over grants.maxPerMonth (%.2f)",
+				months[m], m.Format("2006-01"), len(plan.Due), spent, m.Format("2006-01"), spent+months[m], g.MaxPerMonth)
+		}
 	}
 	return nil
+}
+
+// monthOf is the first day of d's month (d a calendar date, UTC midnight).
+func monthOf(d time.Time) time.Time {
+	return time.Date(d.Year(), d.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
+// monthSpent is what the ledger holds of the rules' grants in the month
+// that starts on m (a calendar date of loc): applied, pending or held.
+func (j *Job) monthSpent(ctx context.Context, m time.Time, loc *time.Location) (float64, error) {
+	names := make([]string, len(j.opts.Grants.Rules))
+	for i, r := range j.opts.Grants.Rules {
+		names[i] = r.Name
+	}
+	start := time.Date(m.Year(), m.Month(), 1, 0, 0, 0, 0, loc)
+	return j.store.RuleGrantsTotal(ctx, j.opts.Tenant, names, start, start.AddDate(0, 1, 0))
 }

@@ -23,6 +23,7 @@ type Store interface {
 	Person(ctx context.Context, tenant, externalID string) (p store.PersonRow, ok bool, err error)
 	Birthdays(ctx context.Context, tenant string) (map[string]store.MonthDay, error)
 	SaveBirthdays(ctx context.Context, tenant string, days map[string]store.MonthDay) error
+	ForgetBirthdays(ctx context.Context, tenant string, externalIDs []string) error
 	GrantDays(ctx context.Context, tenant string) (map[string]store.GrantDay, error)
 	MarkGrantDays(ctx context.Context, tenant string, rules []string, day time.Time) error
 

@@ -9,7 +9,9 @@ package grants_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -158,13 +160,62 @@ type world struct {
 
 func newWorld(t *testing.T, start time.Time) *world {
 	t.Helper()
-	dir := t.TempDir()
-	clk := &clock{now: start}
-	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(dir, "state.db"), store.Options{Migrate: true, Now: clk.Now})
+	return newWorldOn(t, start, "sqlite")
+}
+
+// eachDialect runs fn on a world on SQLite and on one on PostgreSQL (a
+// schema of its own on the server HRSYNC_TEST_POSTGRES_URL names; the test
+// fails without it).
+func eachDialect(t *testing.T, start time.Time, fn func(t *testing.T, w *world)) {
+	t.Helper()
+	for _, d := range []string{"sqlite", "postgres"} {
+		t.Run(d, func(t *testing.T) { fn(t, newWorldOn(t, start, d)) })
+	}
+}
+
+// openStore opens a migrated store of dialect ("sqlite" or "postgres") on
+// the clock.
+func openStore(t *testing.T, dialect, dir string, clk *clock) *store.Store {
+	t.Helper()
+	url, opts := "sqlite:"+filepath.Join(dir, "state.db"), store.Options{Migrate: true, Now: clk.Now}
+	if dialect == "postgres" {
+		url = os.Getenv("HRSYNC_TEST_POSTGRES_URL")
+		if url == "" {
+			t.Fatal("PostgreSQL tests need a server: set HRSYNC_TEST_POSTGRES_URL")
+		}
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			t.Fatal(err)
+		}
+		opts.Schema = "hrsync_test_" + hex.EncodeToString(b[:])
+		t.Cleanup(func() { dropSchema(t, url, opts.Schema) })
+	}
+	st, err := store.Open(t.Context(), url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// dropSchema drops a test's PostgreSQL schema.
+func dropSchema(t *testing.T, url, schema string) {
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Errorf("drop schema: %v", err)
+		return
+	}
+	defer func() { _ = db.Close() }()
+	if _, err := db.ExecContext(context.Background(), `DROP SCHEMA IF EXISTS "`+schema+`" CASCADE`); err != nil {
+		t.Errorf("drop schema: %v", err)
+	}
+}
+
+func newWorldOn(t *testing.T, start time.Time, dialect string) *world {
+	t.Helper()
+	dir := t.TempDir()
+	clk := &clock{now: start}
+	st := openStore(t, dialect, dir, clk)
 	emu := emutest.New(t)
 	rec := &recorder{}
 	srv := httptest.NewServer(rec.wrap(emutest.Validated(t, emu)))
@@ -211,8 +262,12 @@ func (w *world) sync(rows []row) {
 	var b strings.Builder
 	b.WriteString("externalId,email,firstName,lastName,department,location,startDate,birthDate\n")
 	for _, r := range rows {
+		birth := "" // a row without a birth date
+		if !r.birth.IsZero() {
+			birth = r.birth.Format("2006-01-02")
+		}
 		fmt.Fprintf(&b, "%s,%s@example.com,First,Last %s,%s,%s,%s,%s\n", r.id, strings.ToLower(r.id), r.id,
-			r.department, r.location, r.start.Format("2006-01-02"), r.birth.Format("2006-01-02"))
+			r.department, r.location, r.start.Format("2006-01-02"), birth)
 	}
 	w.seq++
 	path := filepath.Join(w.dir, fmt.Sprintf("export-%04d.csv", w.seq))
@@ -224,6 +279,7 @@ func (w *world) sync(rows []row) {
 	job, err := people.New(people.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: 100, Concurrency: 2, DefaultBalance: 0, Safeguards: people.DefaultSafeguards(), Now: w.clock.Now, FinishTimeout: 30 * time.Second,
+		Birthdays: w.st,
 	}, w.st, sender.NewJournal(w.st), w.client, nil)
 	if err != nil {
 		w.t.Fatal(err)

@@ -66,6 +66,17 @@ type Options struct {
 	// safeguard stopped, archived as archivedAs, once past the
 	// safeguards: the HTML report beside it shows it.
 	OverrideCommand func(archivedAs string) string
+	// Birthdays, when not nil (a tenant with a birthday grant rule), keeps
+	// the month and day of birth of the people an export adds, changes or
+	// brings back, so that the grants job still knows the birthday of a
+	// person a later export no longer lists.
+	Birthdays BirthdayKeeper
+}
+
+// BirthdayKeeper keeps the month and day of birth (never the year) of the
+// people of a tenant for its birthday grant rules. *store.Store is one.
+type BirthdayKeeper interface {
+	KeepBirthdays(ctx context.Context, tenant string, days map[string]store.MonthDay, forget []string) error
 }
 
 // Job runs the people sync of one tenant.
@@ -200,7 +211,34 @@ func (j *Job) Apply(ctx context.Context, runID string, plan *Plan) (*Result, err
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("run stopped: %w", err)
 	}
+	if err := j.keepBirthdays(ctx, plan); err != nil {
+		return res, err
+	}
 	return res, nil
+}
+
+// keepBirthdays hands the month and day of birth of the plan's new,
+// changed and returned people to Options.Birthdays, and the people of those
+// listed without a birth date to forget.
+func (j *Job) keepBirthdays(ctx context.Context, plan *Plan) error {
+	if j.opts.Birthdays == nil {
+		return nil
+	}
+	days := map[string]store.MonthDay{}
+	var forget []string
+	for _, list := range []*People{&plan.Create, &plan.changedRows, &plan.returnedRows} {
+		for _, p := range list.All() {
+			if p.BirthDate.IsZero() {
+				forget = append(forget, p.ExternalID)
+				continue
+			}
+			days[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
+		}
+	}
+	if err := j.opts.Birthdays.KeepBirthdays(ctx, j.opts.Tenant, days, forget); err != nil {
+		return fmt.Errorf("keep birthdays: %w", err)
+	}
+	return nil
 }
 
 // createItems is the plan's new people as the sender's items, each with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -62,6 +63,9 @@ func NewFor(env runner.Env, st *store.Store, t config.Tenant, creator Creator) (
 	}
 	opts.OverrideCommand = func(archivedAs string) string {
 		return OverrideCommand(env.Flags.ConfigPath, t.Name, archivedAs)
+	}
+	if st != nil && slices.ContainsFunc(t.Grants.Rules, func(r config.GrantRule) bool { return r.Type == config.RuleBirthday }) {
+		opts.Birthdays = st
 	}
 	return New(opts, st, sender.NewJournal(st), creator, env.JobLog(model.JobPeople, t.Name))
 }

@@ -184,6 +184,7 @@ func (s *Sender) grantOf(it Item) model.Grant {
 		Reason:     it.Grant.Reason,
 		Occurrence: it.Grant.Occurrence,
 		Amount:     it.Grant.AddBalance + s.opts.Amount,
+		Day:        it.Grant.Day,
 	}
 }
 

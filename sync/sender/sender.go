@@ -97,6 +97,9 @@ type Grant struct {
 	Occurrence string
 	// AddBalance is the person's addBalance in the request.
 	AddBalance float64
+	// Day is the day a grants rule grants it (the ledger's grant_day, the
+	// month a budget counts it in); zero for the people sync.
+	Day time.Time
 }
 
 // Item is one person of a send with their grant. The person's fields are
