@@ -228,62 +228,88 @@ func (g *guard) fastQuoted(b []byte) (int, bool) {
 
 // step follows the byte b[i], one at a time.
 func (g *guard) step(b []byte, i int) error {
-	c := b[i]
 	g.keep(b[i : i+1]) // as the file has it, before a rewrite
-	switch c {
-	case '\r':
-		if g.loneCR(b, i) && (g.crOnly || g.st != quoted) {
-			b[i], c = '\n', '\n'
-		}
-	case '\n':
-		if !g.decided {
-			g.decided = true
-		}
-	}
+	c := g.lineEnd(b, i)
 	g.recBytes++
 	if c == '\n' {
 		g.line++
 	}
 	switch g.st {
 	case fieldStart:
-		switch c {
-		case '"':
-			g.st, g.quoteLine = quoted, g.line
-		case g.delim:
-		case '\n':
-			g.endRecord()
-		default:
-			g.st = unquoted
-		}
+		g.atFieldStart(c)
 	case unquoted, badQuote:
-		switch c {
-		case '"':
-			g.bare = g.bare || g.st == unquoted
-		case g.delim:
-			if g.st == unquoted {
-				g.st = fieldStart
-			}
-		case '\n':
-			g.endRecord()
-		}
+		g.inUnquoted(c)
 	case quoted:
 		if c == '"' {
 			g.st = quoteSeen
 		}
 	case quoteSeen:
-		switch c {
-		case '"':
-			g.st = quoted
-		case g.delim:
-			g.st = fieldStart
-		case '\n':
-			g.endRecord()
-		case '\r': // the first of "\r\n"
-		default:
-			g.st = badQuote
-		}
+		g.afterQuote(c)
 	}
 	return g.check()
+}
+
+// lineEnd returns the byte b[i] as the state machine reads it: a lone CR
+// that ends a line (outside quotes, or anywhere in a CR-only file) is
+// rewritten to LF in b; the first line end decides the file's kind.
+func (g *guard) lineEnd(b []byte, i int) byte {
+	switch c := b[i]; c {
+	case '\r':
+		if g.loneCR(b, i) && (g.crOnly || g.st != quoted) {
+			b[i] = '\n'
+			return '\n'
+		}
+		return c
+	case '\n':
+		g.decided = true
+		return c
+	default:
+		return c
+	}
+}
+
+// atFieldStart follows c at the start of a field.
+func (g *guard) atFieldStart(c byte) {
+	switch c {
+	case '"':
+		g.st, g.quoteLine = quoted, g.line
+	case g.delim:
+	case '\n':
+		g.endRecord()
+	default:
+		g.st = unquoted
+	}
+}
+
+// inUnquoted follows c inside an unquoted field (or one whose closing
+// quote was followed by more text).
+func (g *guard) inUnquoted(c byte) {
+	switch c {
+	case '"':
+		g.bare = g.bare || g.st == unquoted
+	case g.delim:
+		if g.st == unquoted {
+			g.st = fieldStart
+		}
+	case '\n':
+		g.endRecord()
+	}
+}
+
+// afterQuote follows c after a quote inside a quoted field: an escaped
+// quote, the field's end, or text after the closing quote.
+func (g *guard) afterQuote(c byte) {
+	switch c {
+	case '"':
+		g.st = quoted
+	case g.delim:
+		g.st = fieldStart
+	case '\n':
+		g.endRecord()
+	case '\r': // the first of "\r\n"
+	default:
+		g.st = badQuote
+	}
 }
 
 // loneCR tells whether the carriage return at b[i] is not followed by a
