@@ -313,27 +313,9 @@ func measureStore(ctx context.Context, o options, dir, name string, f files, w i
 	fmt.Fprintf(w, "%s: plan with no change %.2fs %.0f MiB\n", name, res.NoChange.Wall.Seconds(), res.NoChange.PeakMiB())
 
 	if !o.NoRunCheck {
-		rm, calls, err := rerun(ctx, o.self, env, o.Hrsync, cfg, drop, f.prev)
-		if err != nil {
+		if err := measureRerun(ctx, o, t, env, cfg, drop, f, &res, scanOut, w); err != nil {
 			return res, err
 		}
-		res.Rerun = &rm
-		res.check("run people with no change makes no API call", calls == 0, "%d requests reached the API", calls)
-		fmt.Fprintf(w, "%s: run people with no change %.2fs %.0f MiB, %d API requests\n", name, rm.Wall.Seconds(), rm.PeakMiB(), calls)
-
-		// The run saved a snapshot of the state, as every run does when
-		// there is none: the same plans again, now from the snapshot.
-		valid, err := snapshotValid(ctx, t)
-		if err != nil {
-			return res, err
-		}
-		res.check("run people saved a valid state snapshot", valid, "snapshot valid at the current version: %v", valid)
-		var snapOut []byte
-		res.SnapPlan, res.SnapBase, snapOut, err = measurePlans(ctx, o, env, cfg, f, &res, stateSnapshot, w)
-		if err != nil {
-			return res, err
-		}
-		samePlans(&res, scanOut, snapOut)
 	} else {
 		fmt.Fprintf(w, "%s: no run, so no snapshot: the plans from a snapshot are not measured\n", name)
 	}
@@ -352,6 +334,35 @@ func measureStore(ctx context.Context, o options, dir, name string, f files, w i
 		fmt.Fprintf(w, "%s: wrote cpu.pprof and heap.pprof into %s\n", name, filepath.Join(o.ProfileDir, name))
 	}
 	return res, nil
+}
+
+// measureRerun runs people once with no change (no API call may be made),
+// checks the snapshot that run saved, and measures the plans again from
+// that snapshot, which must plan the same as the scan did.
+func measureRerun(ctx context.Context, o options, t target, env []string, cfg, drop string, f files, res *storeResult, scanOut []byte, w io.Writer) error {
+	name := res.Store
+	rm, calls, err := rerun(ctx, o.self, env, o.Hrsync, cfg, drop, f.prev)
+	if err != nil {
+		return err
+	}
+	res.Rerun = &rm
+	res.check("run people with no change makes no API call", calls == 0, "%d requests reached the API", calls)
+	fmt.Fprintf(w, "%s: run people with no change %.2fs %.0f MiB, %d API requests\n", name, rm.Wall.Seconds(), rm.PeakMiB(), calls)
+
+	// The run saved a snapshot of the state, as every run does when
+	// there is none: the same plans again, now from the snapshot.
+	valid, err := snapshotValid(ctx, t)
+	if err != nil {
+		return err
+	}
+	res.check("run people saved a valid state snapshot", valid, "snapshot valid at the current version: %v", valid)
+	var snapOut []byte
+	res.SnapPlan, res.SnapBase, snapOut, err = measurePlans(ctx, o, env, cfg, f, res, stateSnapshot, w)
+	if err != nil {
+		return err
+	}
+	samePlans(res, scanOut, snapOut)
+	return nil
 }
 
 // measurePlans measures o.Repeat plans of next.csv, each beside a
