@@ -160,28 +160,9 @@ func (j *Job) RunOnce(ctx context.Context, flags RunFlags) (*Report, error) {
 
 // cycle is the work of one run, between its start and its record.
 func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags RunFlags) error {
-	senders := make(map[string]*sender.Sender, len(j.opts.Grants.Rules))
-	for _, r := range j.opts.Grants.Rules {
-		s, err := j.sender(r)
-		if err != nil {
-			return err
-		}
-		senders[r.Name] = s
-		n, err := s.HoldInterrupted(ctx)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			log.Warn("grants of an interrupted run held for an operator", zap.String("rule", r.Name), zap.Int("grants", n))
-			rep.rule(r.Name).Held += n
-		}
-		if j.opts.TrustIdempotencyKey {
-			res, err := s.ResendHeld(ctx, rep.RunID, j.lookup(ctx))
-			if err != nil {
-				return err
-			}
-			rep.add(r.Name, res)
-		}
+	senders, err := j.holdAndResend(ctx, log, rep)
+	if err != nil {
+		return err
 	}
 	plan, err := j.BuildPlan(ctx, flags.AsOf)
 	if err != nil {
@@ -191,13 +172,7 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 	for _, rp := range plan.Rules {
 		rep.rule(rp.Rule)
 	}
-	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
-		return err
-	}
-	if err := j.store.ForgetBirthdays(ctx, j.opts.Tenant, plan.forget); err != nil {
-		return err
-	}
-	if _, err := j.store.VoidOccurrences(ctx, model.JobGrants, plan.voids, voidNote); err != nil {
+	if err := j.keepPlanState(ctx, plan); err != nil {
 		return err
 	}
 	if plan.Safeguard != "" && !flags.OverrideSafeguards {
@@ -208,6 +183,64 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 	for _, rp := range plan.Rules {
 		rep.rule(rp.Rule).Skipped += rp.Skipped
 	}
+	stopped, err := j.sendDue(ctx, rep, plan, senders)
+	if err != nil || stopped {
+		return err
+	}
+	names := make([]string, len(j.opts.Grants.Rules))
+	for i, r := range j.opts.Grants.Rules {
+		names[i] = r.Name
+	}
+	return j.store.MarkGrantDays(ctx, j.opts.Tenant, names, plan.Day.Time)
+}
+
+// holdAndResend opens each rule's sender, holds the grants an interrupted run
+// left unknown and, when the operator trusts the Idempotency-Key, resends
+// the held ones.
+func (j *Job) holdAndResend(ctx context.Context, log *zap.Logger, rep *Report) (map[string]*sender.Sender, error) {
+	senders := make(map[string]*sender.Sender, len(j.opts.Grants.Rules))
+	for _, r := range j.opts.Grants.Rules {
+		s, err := j.sender(r)
+		if err != nil {
+			return nil, err
+		}
+		senders[r.Name] = s
+		n, err := s.HoldInterrupted(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			log.Warn("grants of an interrupted run held for an operator", zap.String("rule", r.Name), zap.Int("grants", n))
+			rep.rule(r.Name).Held += n
+		}
+		if j.opts.TrustIdempotencyKey {
+			res, err := s.ResendHeld(ctx, rep.RunID, j.lookup(ctx))
+			if err != nil {
+				return nil, err
+			}
+			rep.add(r.Name, res)
+		}
+	}
+	return senders, nil
+}
+
+// keepPlanState records what the plan learnt before any call: the birthdays
+// to keep and to forget, and the occurrences that are no longer due.
+func (j *Job) keepPlanState(ctx context.Context, plan *Plan) error {
+	if err := j.store.SaveBirthdays(ctx, j.opts.Tenant, plan.births); err != nil {
+		return err
+	}
+	if err := j.store.ForgetBirthdays(ctx, j.opts.Tenant, plan.forget); err != nil {
+		return err
+	}
+	_, err := j.store.VoidOccurrences(ctx, model.JobGrants, plan.voids, voidNote)
+	return err
+}
+
+// sendDue sends each rule's due grants, round by round. stopped says a
+// refused token or a stop ended the sending early: the day is then not
+// marked processed, and the next run sends what is still due.
+func (j *Job) sendDue(ctx context.Context, rep *Report, plan *Plan, senders map[string]*sender.Sender) (stopped bool, err error) {
 	for _, r := range j.opts.Grants.Rules {
 		for _, items := range rounds(plan, r.Name) {
 			res, err := senders[r.Name].Send(ctx, rep.RunID, items)
@@ -215,21 +248,14 @@ func (j *Job) cycle(ctx context.Context, log *zap.Logger, rep *Report, flags Run
 				rep.add(r.Name, res)
 			}
 			if err != nil {
-				return fmt.Errorf("rule %s: %w", r.Name, err)
+				return false, fmt.Errorf("rule %s: %w", r.Name, err)
 			}
-			// A refused token stops every later call, and a stopped run
-			// starts none: the day is not marked processed, and the next
-			// run sends what is still due.
 			if j.stopSending(ctx, res) {
-				return nil
+				return true, nil
 			}
 		}
 	}
-	names := make([]string, len(j.opts.Grants.Rules))
-	for i, r := range j.opts.Grants.Rules {
-		names[i] = r.Name
-	}
-	return j.store.MarkGrantDays(ctx, j.opts.Tenant, names, plan.Day.Time)
+	return false, nil
 }
 
 // stopSending tells whether no more sends may start: the platform refused
