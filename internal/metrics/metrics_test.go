@@ -6,50 +6,15 @@ import (
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"hrsync/apiclient"
+	"hrsync/internal/metrics/metricstest"
 )
 
 // value returns the value of the sample of name whose labels include want,
 // and whether it exists.
 func value(t *testing.T, m *Metrics, name string, want map[string]string) (float64, bool) {
 	t.Helper()
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	metric:
-		for _, s := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range s.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue metric
-				}
-			}
-			return sampleValue(s), true
-		}
-	}
-	return 0, false
-}
-
-func sampleValue(s *dto.Metric) float64 {
-	switch {
-	case s.Counter != nil:
-		return s.Counter.GetValue()
-	case s.Gauge != nil:
-		return s.Gauge.GetValue()
-	case s.Histogram != nil:
-		return float64(s.Histogram.GetSampleCount())
-	}
-	return 0
+	return metricstest.Value(t, m.Registry(), name, want)
 }
 
 func TestMetrics(t *testing.T) {

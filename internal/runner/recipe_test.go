@@ -21,6 +21,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/metrics"
+	"hrsync/internal/metrics/metricstest"
 	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
@@ -194,30 +195,6 @@ func TestRecipeNewJob(t *testing.T) {
 // metricValue is the value of the series of name whose labels include want.
 func metricValue(t *testing.T, m *metrics.Metrics, name string, want map[string]string) float64 {
 	t.Helper()
-	families, err := m.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, s := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range s.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			for k, v := range want {
-				if labels[k] != v {
-					continue series
-				}
-			}
-			if s.Counter != nil {
-				return s.Counter.GetValue()
-			}
-			return s.Gauge.GetValue()
-		}
-	}
-	return 0
+	v, _ := metricstest.Value(t, m.Registry(), name, want)
+	return v
 }

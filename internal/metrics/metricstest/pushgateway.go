@@ -169,16 +169,7 @@ func (p *Pushgateway) Value(t testing.TB, name string, labels map[string]string)
 		if !maps.Equal(got, labels) {
 			continue
 		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue(), true
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue(), true
-		case m.Histogram != nil:
-			return float64(m.GetHistogram().GetSampleCount()), true
-		case m.Untyped != nil:
-			return m.GetUntyped().GetValue(), true
-		}
+		return Sample(m), true
 	}
 	return 0, false
 }
