@@ -1,7 +1,8 @@
 package runner_test
 
 // The three recipes of docs/architecture.md together: a test-only store
-// dialect ("roomsdb:"), a test-only source kind ("roster") and a test-only
+// dialect ("roomsdb:"), a test-only source kind ("fixed", from
+// sources/registry/registrytest) and a test-only
 // job ("roster") each plug in with one registration, are configured by the
 // config package through the registries (config.Parse with registry.Kinds
 // and store.Dialects), and run through the runner's RunOnce, which records
@@ -10,12 +11,9 @@ package runner_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -25,15 +23,16 @@ import (
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/sources/registry"
+	_ "hrsync/sources/registry/registrytest" // registers the test-only fixed kind
 	"hrsync/store"
 	"hrsync/store/sqlite"
 )
 
-// The three registrations, one line each (in real code, each in its own
-// package's init).
+// The dialect's and the job's registrations, one line each (in real code,
+// each in its own package's init); the source kind registers itself in
+// sources/registry/registrytest, imported below.
 func init() {
 	store.Register(roomsDriver{}, "roomsdb")
-	registry.Register(registry.Kind{Section: "roster", New: func() registry.Options { return &rosterOptions{} }})
 	runner.RegisterKind(runner.Kind{Job: jobRoster, Order: 80, Short: "Count a roster's people (test only)",
 		Schedule: func(config.Tenant) string { return "" }, Cycle: rosterCycle})
 }
@@ -66,94 +65,6 @@ func (roomsDriver) ResolveDSN(dsn, dir string) string {
 type roomsConn struct{ store.Conn }
 
 func (roomsConn) Name() string { return "roomsdb" }
-
-// rosterOptions is the test-only source kind: people written in the
-// configuration itself, read through sources.Run as every kind reads.
-type rosterOptions struct {
-	People          []map[string]string `yaml:"people"`
-	sources.Mapping `yaml:",inline"`
-}
-
-func (o *rosterOptions) Kind() string               { return "roster" }
-func (o *rosterOptions) FillDefaults()              { o.Mapping = o.WithDefaults() }
-func (o *rosterOptions) ResolvePaths(func(*string)) {}
-func (o *rosterOptions) BalanceMax() float64        { return o.Mapping.BalanceMax() }
-func (o *rosterOptions) SetReportMode(fs.FileMode)  {}
-func (o *rosterOptions) Describe() string           { return fmt.Sprintf("a roster of %d", len(o.People)) }
-func (o *rosterOptions) SecretsSet() []string       { return nil }
-func (o *rosterOptions) HasFolder() bool            { return false }
-func (o *rosterOptions) Validate() []error          { return o.Mapping.Validate() }
-func (o *rosterOptions) ResolveSecrets(_, _ func(field, name string) (string, bool)) []error {
-	return nil
-}
-func (o *rosterOptions) Files([]string) (func(context.Context) ([]sources.Export, error), error) {
-	return nil, &registry.Refusal{Reason: "reads no files", Err: registry.ErrNoFiles}
-}
-func (o *rosterOptions) Open(context.Context, registry.Env) (registry.Source, error) {
-	return rosterSource{o}, nil
-}
-
-// rosterSource serves the roster as one export.
-type rosterSource struct{ o *rosterOptions }
-
-func (s rosterSource) Feed(context.Context) ([]sources.Export, error) {
-	return []sources.Export{rosterExport(s)}, nil
-}
-func (s rosterSource) LastExport(context.Context, registry.LastRecord) (sources.Source, bool, error) {
-	return rosterExport(s), true, nil
-}
-func (s rosterSource) CheckRestore(context.Context, string) error {
-	return &registry.Refusal{Reason: "keeps no failed exports", Err: registry.ErrNoRestore}
-}
-func (s rosterSource) Restore(ctx context.Context, _ string) (sources.Export, error) {
-	return nil, s.CheckRestore(ctx, "")
-}
-func (s rosterSource) Folder() (sources.DropFolder, error) {
-	return nil, &registry.Refusal{Reason: "has no folder", Err: registry.ErrNoFolder}
-}
-
-// rosterExport reads the roster's people.
-type rosterExport struct{ o *rosterOptions }
-
-func (x rosterExport) Name() string                                        { return "roster" }
-func (x rosterExport) SHA256() string                                      { return "" }
-func (x rosterExport) Size() int64                                         { return 0 }
-func (x rosterExport) Archive(bool, sources.RenderReports) (string, error) { return "", nil }
-func (x rosterExport) Read(ctx context.Context, h sources.Handler) (sources.Stats, error) {
-	v, err := sources.NewValidator("roster", x.o.Mapping, time.Now())
-	if err != nil {
-		return sources.Stats{}, fmt.Errorf("roster validator: %w", err)
-	}
-	st, err := sources.Run(ctx, v, &rosterRows{people: x.o.People, cols: x.o.Columns}, h)
-	if err != nil {
-		return st, fmt.Errorf("read roster: %w", err)
-	}
-	return st, nil
-}
-
-// rosterRows hands the people to sources.Run in one batch.
-type rosterRows struct {
-	people []map[string]string
-	cols   map[string]string
-	done   bool
-}
-
-func (r *rosterRows) Next(_ context.Context, b *sources.Batch) error {
-	if r.done {
-		return io.EOF
-	}
-	r.done = true
-	b.Rows = b.Rows[:0]
-	for i, p := range r.people {
-		row := sources.Row{Line: i + 1}
-		for f := range sources.NumFields {
-			row.Text[f] = p[r.cols[f.String()]]
-		}
-		b.Rows = append(b.Rows, row)
-	}
-	return nil
-}
-func (r *rosterRows) Fill(*sources.Batch) error { return nil }
 
 // jobRoster is the test-only job: it reads its tenant's source through the
 // registry and records how many people it accepted and rejected.
@@ -212,7 +123,7 @@ tenants:
     companyId: 10000000-0000-4000-8000-000000000001
     collectionId: 20000000-0000-4000-8000-000000000002
     source:
-      roster:
+      fixed:
         people:
           - {externalId: E1, email: ada@example.com, firstName: Ada, lastName: Lovelace}
           - {externalId: E2, email: grace@example.com, firstName: Grace, lastName: Hopper}
