@@ -36,7 +36,7 @@ func testBacklogPersonalizations(t *testing.T, d Backend) {
 func testLastSuccessesAndHeldGrants(t *testing.T, d Backend) {
 	eachBackend(t, d, func(t *testing.T, b backend) {
 		clock := at(1, 0)
-		s := mustOpen(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Now: func() time.Time { return clock }})
+		s := Open(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Now: func() time.Time { return clock }})
 		finish := func(id string, job model.Job, tenant string, outcome model.RunOutcome, dry bool, when time.Time) {
 			t.Helper()
 			clock = when

@@ -142,7 +142,7 @@ func newBackend(t testing.TB, d Backend) backend {
 // open opens and migrates the target.
 func (b backend) open(t testing.TB) *store.Store {
 	t.Helper()
-	return mustOpen(t, b.dsn, store.Options{Schema: b.schema, Migrate: true})
+	return Open(t, b.dsn, store.Options{Schema: b.schema, Migrate: true})
 }
 
 // raw is a plain database/sql handle on the same tables, for baselines.
@@ -154,7 +154,9 @@ func (b backend) raw(t testing.TB) *sql.DB {
 // q writes a query's "?" placeholders as the raw handle wants them.
 func (b backend) q(query string) string { return sqlx.Rebind(b.d.Bind, query) }
 
-func mustOpen(t testing.TB, dsn string, opts store.Options) *store.Store {
+// Open opens the store at dsn for a test, failing the test when it cannot,
+// and closes it when the test ends.
+func Open(t testing.TB, dsn string, opts store.Options) *store.Store {
 	t.Helper()
 	s, err := store.Open(context.Background(), dsn, opts)
 	if err != nil {

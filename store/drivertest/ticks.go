@@ -14,7 +14,7 @@ import (
 // a pool of its own, as another process has.
 func replicaStore(t *testing.T, b backend, name string) *store.Store {
 	t.Helper()
-	return mustOpen(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Replica: name})
+	return Open(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Replica: name})
 }
 
 // tickRow is a ticks row as stored.

@@ -16,6 +16,7 @@ import (
 	"hrsync/store"
 	"hrsync/store/drivertest"
 	"hrsync/store/postgres"
+
 	// store.OpenEmpty, which the suite tests, keeps its throwaway state in
 	// the dialect that can hold one in a folder.
 	_ "hrsync/store/sqlite"
@@ -120,7 +121,7 @@ func postgresBackend(t testing.TB) pgBackend {
 
 func (b pgBackend) open(t testing.TB) *store.Store {
 	t.Helper()
-	return mustOpen(t, b.dsn, store.Options{Schema: b.schema, Migrate: true})
+	return drivertest.Open(t, b.dsn, store.Options{Schema: b.schema, Migrate: true})
 }
 
 // raw is a plain handle whose search_path is the schema: lib/pq passes
@@ -148,20 +149,6 @@ func rawDB(t testing.TB, dsn string) *sql.DB {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	return db
-}
-
-func mustOpen(t testing.TB, dsn string, opts store.Options) *store.Store {
-	t.Helper()
-	s, err := store.Open(context.Background(), dsn, opts)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return s
 }
 
 func ctx(t testing.TB) context.Context { return t.Context() }

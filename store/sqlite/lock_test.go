@@ -12,6 +12,7 @@ import (
 
 	"hrsync/model"
 	"hrsync/store"
+	"hrsync/store/drivertest"
 )
 
 func TestLockFileName(t *testing.T) {
@@ -67,7 +68,7 @@ func TestLockHelperProcess(t *testing.T) {
 
 func TestTryLockAcrossProcesses(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	s := mustOpen(t, path, store.Options{Migrate: true})
+	s := drivertest.Open(t, path, store.Options{Migrate: true})
 	child := func(t *testing.T) string {
 		t.Helper()
 		cmd := exec.CommandContext(ctx(t), os.Args[0], "-test.run=^TestLockHelperProcess$", "-test.count=1")

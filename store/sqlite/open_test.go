@@ -6,6 +6,7 @@ import (
 
 	"hrsync/model"
 	"hrsync/store"
+	"hrsync/store/drivertest"
 )
 
 func TestOpenSQLiteForms(t *testing.T) {
@@ -16,7 +17,7 @@ func TestOpenSQLiteForms(t *testing.T) {
 		{"sqlite url form", "sqlite://" + filepath.Join(dir, "c.db")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := mustOpen(t, tc.dsn, store.Options{Migrate: true})
+			s := drivertest.Open(t, tc.dsn, store.Options{Migrate: true})
 			if s.Dialect() != "sqlite" {
 				t.Fatalf("dialect = %s", s.Dialect())
 			}
@@ -38,8 +39,8 @@ func TestOpenSQLiteForms(t *testing.T) {
 	})
 	t.Run("the same file opened twice shares its state", func(t *testing.T) {
 		path := filepath.Join(dir, "shared.db")
-		a := mustOpen(t, path, store.Options{Migrate: true})
-		b := mustOpen(t, "sqlite:"+path, store.Options{})
+		a := drivertest.Open(t, path, store.Options{Migrate: true})
+		b := drivertest.Open(t, "sqlite:"+path, store.Options{})
 		must(t, a.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1)}))
 		active, _, err := b.CountPeople(ctx(t), "acme")
 		must(t, err)

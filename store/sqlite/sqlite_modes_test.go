@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"hrsync/store"
+	"hrsync/store/drivertest"
 )
 
 // TestSQLiteFileModes: the state file, its -wal and its -shm are created
@@ -18,7 +19,7 @@ func TestSQLiteFileModes(t *testing.T) {
 
 	t.Run("new state", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "state.db")
-		s := mustOpen(t, "sqlite:"+path, store.Options{Migrate: true})
+		s := drivertest.Open(t, "sqlite:"+path, store.Options{Migrate: true})
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1)}))
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {
 			st, err := os.Stat(p)
@@ -42,7 +43,7 @@ func TestSQLiteFileModes(t *testing.T) {
 			}
 			must(t, os.Chmod(path+suffix, 0o644))
 		}
-		s = mustOpen(t, "sqlite:"+path, store.Options{Migrate: true})
+		s = drivertest.Open(t, "sqlite:"+path, store.Options{Migrate: true})
 		must(t, s.SavePeople(ctx(t), "acme", []store.PersonRow{person("e1", 1)}))
 		for _, suffix := range []string{"-wal", "-shm"} {
 			st, err := os.Stat(path + suffix)

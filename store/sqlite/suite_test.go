@@ -81,26 +81,12 @@ func sqliteBackend(t testing.TB) fileBackend {
 
 func (b fileBackend) open(t testing.TB) *store.Store {
 	t.Helper()
-	return mustOpen(t, "sqlite:"+b.path, store.Options{Migrate: true})
+	return drivertest.Open(t, "sqlite:"+b.path, store.Options{Migrate: true})
 }
 
 func (b fileBackend) raw(t testing.TB) *sql.DB {
 	t.Helper()
 	return rawDB(t, b.path)
-}
-
-func mustOpen(t testing.TB, dsn string, opts store.Options) *store.Store {
-	t.Helper()
-	s, err := store.Open(context.Background(), dsn, opts)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return s
 }
 
 func ctx(t testing.TB) context.Context { return t.Context() }
