@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"hrsync/internal/reports/reportstest"
 )
 
 // TestE2EDropOnlyLinks: a drop folder holding only a symbolic link ends in
@@ -100,7 +102,7 @@ func TestE2ERejectsKeepLineBreaks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs := splitCSV(t, strings.TrimPrefix(string(raw), "\uFEFF"))
+		recs := reportstest.ReadRejects(t, raw, ',')
 		if len(recs) != 3 {
 			t.Fatalf("rejects CSV %q: want the header and 2 rows", recs)
 		}
@@ -124,51 +126,4 @@ func TestE2ERejectsKeepLineBreaks(t *testing.T) {
 			check(t, e, func() { rd.put(t, "employees.csv", []byte(lineBreakExport)) })
 		})
 	})
-}
-
-// splitCSV parses a CSV whose records end with CRLF keeping every byte of
-// its quoted fields, as Excel reads it (encoding/csv would turn a CRLF
-// inside a value into LF).
-func splitCSV(t *testing.T, s string) [][]string {
-	t.Helper()
-	var recs [][]string
-	var rec []string
-	for len(s) > 0 {
-		var field string
-		if s[0] == '"' {
-			var b strings.Builder
-			i := 1
-			for {
-				j := strings.IndexByte(s[i:], '"')
-				if j < 0 {
-					t.Fatalf("unclosed quote in %q", s)
-				}
-				b.WriteString(s[i : i+j])
-				i += j + 1
-				if i < len(s) && s[i] == '"' {
-					b.WriteByte('"')
-					i++
-					continue
-				}
-				break
-			}
-			field, s = b.String(), s[i:]
-		} else {
-			j := strings.IndexAny(s, ",\r\n")
-			if j < 0 {
-				j = len(s)
-			}
-			field, s = s[:j], s[j:]
-		}
-		rec = append(rec, field)
-		switch {
-		case strings.HasPrefix(s, ","):
-			s = s[1:]
-		case strings.HasPrefix(s, "\r\n"):
-			recs, rec, s = append(recs, rec), nil, s[2:]
-		default:
-			t.Fatalf("after field %q: %q", field, s[:min(len(s), 10)])
-		}
-	}
-	return recs
 }

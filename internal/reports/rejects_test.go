@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"hrsync/internal/reports/reportstest"
 )
 
 func TestNeutralize(t *testing.T) {
@@ -112,7 +114,7 @@ func TestRejectsCSVKeepsValuesByteForByte(t *testing.T) {
 			if !bytes.HasSuffix(body, []byte("\"\r\n")) {
 				t.Errorf("the record does not end with CRLF: %q", body[len(body)-8:])
 			}
-			got := readBack(t, body, delim)
+			got := reportstest.ReadRejects(t, body, delim)
 			want := []string{"2", "firstName", "bad"}
 			for _, v := range values {
 				want = append(want, Neutralize(v)) // "\r\n\n\r" and "=1+1\r\n" get their quote
@@ -122,52 +124,4 @@ func TestRejectsCSVKeepsValuesByteForByte(t *testing.T) {
 			}
 		})
 	}
-}
-
-// readBack parses a rejects CSV keeping every byte of its quoted fields
-// (encoding/csv's reader would turn CRLF into LF): the file as any
-// RFC 4180 reader, Excel included, reads it.
-func readBack(t *testing.T, body []byte, delim rune) [][]string {
-	t.Helper()
-	s := strings.TrimPrefix(string(body), bom)
-	var recs [][]string
-	var rec []string
-	for len(s) > 0 {
-		var field string
-		if s[0] == '"' {
-			var b strings.Builder
-			i := 1
-			for {
-				j := strings.IndexByte(s[i:], '"')
-				if j < 0 {
-					t.Fatalf("unclosed quote in %q", s)
-				}
-				b.WriteString(s[i : i+j])
-				i += j + 1
-				if i < len(s) && s[i] == '"' {
-					b.WriteByte('"')
-					i++
-					continue
-				}
-				break
-			}
-			field, s = b.String(), s[i:]
-		} else {
-			j := strings.IndexFunc(s, func(r rune) bool { return r == delim || r == '\r' || r == '\n' })
-			if j < 0 {
-				j = len(s)
-			}
-			field, s = s[:j], s[j:]
-		}
-		rec = append(rec, field)
-		switch {
-		case strings.HasPrefix(s, string(delim)):
-			s = s[len(string(delim)):]
-		case strings.HasPrefix(s, "\r\n"):
-			recs, rec, s = append(recs, rec), nil, s[2:]
-		default:
-			t.Fatalf("after field %q: %q", field, s[:min(len(s), 10)])
-		}
-	}
-	return recs
 }
