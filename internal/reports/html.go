@@ -32,6 +32,9 @@ type Summary struct {
 	// Held are the externalIds of the people whose grant waits for an
 	// operator's decision.
 	Held []string
+	// Approval, when not nil, says the export ran because an HR admin
+	// approved it after a safeguard stop.
+	Approval *Approval
 	// RejectsFile names the rejects CSV beside the report; empty when none.
 	RejectsFile string
 	// Generated is when the report was written.
