@@ -50,7 +50,7 @@ func TestJudgeApply(t *testing.T) {
 			[]string{"1102475.00 granted"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			v := judgeApply(&c.plan, &c.res)
+			v := judgeApply(&c.plan, &c.res, 0)
 			if v.outcome != c.want {
 				t.Errorf("outcome %s, want %s (cause %q)", v.outcome, c.want, v.cause)
 			}

@@ -75,6 +75,10 @@ type ExportReport struct {
 // Report is what one RunOnce did.
 type Report struct {
 	Tenant string `json:"tenant"`
+	// RunID is the run recorded for a cycle that processed no export
+	// (none was ready, or the source could not be read); each export
+	// processed has its own run (ExportReport.RunID).
+	RunID string `json:"runId,omitempty"`
 	// HeldAtStart counts the grants an interrupted run left pending, now held.
 	HeldAtStart int `json:"heldAtStart"`
 	// Exports lists each export processed, in order.
@@ -154,7 +158,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 			firstErr = err
 		}
 	}
-	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
+	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: heldStates()})
 	if err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("count held grants: %w", err)
 	}
@@ -164,6 +168,9 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	}
 	if firstErr == nil {
 		firstErr = ctx.Err()
+	}
+	if firstErr == nil && len(rep.Exports) == 0 {
+		firstErr = j.recordIdle(ctx, rep)
 	}
 	if ctx.Err() == nil {
 		if loads.bad != nil {
@@ -284,11 +291,14 @@ func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, pla
 		planErr = j.dropRefused(ctx, plan)
 	}
 	if planErr != nil || plan.Create.Len() == 0 {
-		x.er.Outcome, x.er.Duplicate = model.OutcomeOK, true
+		x.er.Duplicate = true
 		x.er.Counts = map[string]int{"duplicate": 1}
-		x.er.Cause = "already processed (same content); archived without a change"
+		v := withHeld(verdict{outcome: model.OutcomeOK, cause: "already processed (same content); archived without a change"},
+			j.heldNow(ctx, x.log))
+		x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
 		x.log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
-		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeOK, Counts: x.er.Counts}, true)
+		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: v.outcome, Counts: x.er.Counts,
+			Err: v.err()}, true)
 		return plan, true, err
 	}
 	x.er.Duplicate = true
@@ -355,15 +365,12 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 		// from the committed state, reaches the same end.
 		return j.fail(ctx, x.log, x.er, x.er.Rejections, err)
 	}
-	v := judgeApply(plan, res)
+	v := judgeApply(plan, res, j.heldNow(ctx, x.log))
 	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
 	rows := plan.Stats.Rows
 	result := store.RunResult{ID: x.er.RunID, Outcome: x.er.Outcome, Counts: x.er.Counts,
 		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows,
-		Corrections: plan.Stats.Corrections}
-	if v.outcome != model.OutcomeOK {
-		result.Err = errors.New(v.cause)
-	}
+		Corrections: plan.Stats.Corrections, Err: v.err()}
 	switch {
 	case v.outcome == model.OutcomeFailed:
 		// Nothing the platform refused is lost: the export stays in place,
@@ -435,6 +442,7 @@ func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
 	err = fmt.Errorf("read the source: %w", err)
 	rep.Error, rep.Next = err.Error(), "check the tenant's source (drop folder or SQL query) and its permissions"
 	runID := uuid.NewString()
+	rep.RunID = runID
 	j.log.Error("people sync failed: the source could not be read", zap.String("run", runID), zap.Error(err))
 	if serr := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); serr != nil {
 		return errors.Join(err, fmt.Errorf("record run start: %w", serr))
@@ -444,6 +452,38 @@ func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
 	}
 	return err
 }
+
+// recordIdle records the run of a cycle that found no export ready: ok,
+// or attention while grants are held (Report.Summary), so that every
+// cycle, one with nothing to do included, has its run record.
+func (j *Job) recordIdle(ctx context.Context, rep *Report) error {
+	rep.RunID = uuid.NewString()
+	outcome, cause, _ := rep.Summary()
+	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+		return fmt.Errorf("record run start: %w", err)
+	}
+	res := store.RunResult{ID: rep.RunID, Outcome: outcome, Counts: map[string]int{}}
+	if outcome != model.OutcomeOK {
+		res.Err = errors.New(cause)
+	}
+	j.log.Info("no export ready", zap.String("run", rep.RunID), zap.String("outcome", string(outcome)))
+	return j.commit(ctx, res)
+}
+
+// heldNow counts the tenant's grants held for an operator now. A store
+// error is logged and counts none: the cycle counts them again at its end
+// (Report.HeldGrants), and its outcome follows.
+func (j *Job) heldNow(ctx context.Context, log *zap.Logger) int {
+	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: heldStates()})
+	if err != nil {
+		log.Warn("count held grants", zap.Error(err))
+		return 0
+	}
+	return len(held)
+}
+
+// heldStates are the states of a grant held for an operator.
+func heldStates() []model.GrantState { return []model.GrantState{model.GrantUnknown, model.GrantPending} }
 
 // commit records the run's outcome.
 func (j *Job) commit(ctx context.Context, res store.RunResult) error {
