@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -202,6 +203,11 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 	for _, k := range keys {
 		res, err := j.runner.RunOnce(ctx, k)
 		ends = append(ends, runner.End{Key: k, Res: res, Err: err})
+		if env.Out != nil && res.Outcome == model.OutcomeLocked {
+			// The job printed nothing: it did not run.
+			cause, _ := ends[len(ends)-1].Describe()
+			fmt.Fprintf(env.Out, "tenant %s, %s: %s: %s\n", k.Tenant, k.Job, res.Outcome, cause)
+		}
 		if ctx.Err() != nil {
 			break
 		}

@@ -341,7 +341,7 @@ func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (Expo
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
 	x.er.Next = "check the export; if it is right, run it once with --override-safeguards"
 	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
-	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: err,
+	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: errors.New(x.er.Cause),
 		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats)}, false)
 }
 
@@ -483,7 +483,9 @@ func (j *Job) heldNow(ctx context.Context, log *zap.Logger) int {
 }
 
 // heldStates are the states of a grant held for an operator.
-func heldStates() []model.GrantState { return []model.GrantState{model.GrantUnknown, model.GrantPending} }
+func heldStates() []model.GrantState {
+	return []model.GrantState{model.GrantUnknown, model.GrantPending}
+}
 
 // commit records the run's outcome.
 func (j *Job) commit(ctx context.Context, res store.RunResult) error {

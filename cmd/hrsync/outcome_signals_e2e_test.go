@@ -1,0 +1,469 @@
+package main_test
+
+// One outcome, every signal (DESIGN.md, invariant 7): for each fault class
+// an operator meets, one people cycle of the real binary ends in one
+// outcome, and the exit code, the last line on stderr, the run record in
+// the store, `hrsync status -o json`, stdout (text) and `run -o json` all
+// say it. Each case runs twice, on two fresh worlds: once printing text,
+// once printing JSON, since a cycle changes the state the next one sees.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// outcomeCase is one fault class driven through the binary.
+type outcomeCase struct {
+	name string
+	// noExport leaves the drop folder empty; else it holds employees.csv
+	// (40 people, two createPeople calls of 20) before setup.
+	noExport bool
+	// setup breaks the world (it may run the binary first) and returns
+	// extra environment variables for the cycle under test.
+	setup func(t *testing.T, e *env) []string
+	// outcome and code are what the cycle must end in.
+	outcome string
+	code    int
+	// lineHas are phrases the last line holds (cause and next step).
+	lineHas []string
+	// brokenSource says the tenant's source cannot be read.
+	brokenSource bool
+	// check, when set, asserts what else the case leaves behind.
+	check func(t *testing.T, e *env)
+}
+
+// outcomeCases are the fault classes of issue 19, each with its outcome.
+func outcomeCases() []outcomeCase {
+	return []outcomeCase{
+		{name: "401 wrong token", outcome: "failed", code: 1,
+			setup:   func(*testing.T, *env) []string { return []string{"HRSYNC_API_TOKEN=not-the-token"} },
+			lineHas: []string{"the platform refused the token (401 unauthorized) on 1 createPeople call; nothing was granted; 20 people not sent", "check HRSYNC_API_TOKEN"},
+			check:   refusedWhole(1)},
+		{name: "403 company not allowed", outcome: "failed", code: 1,
+			setup: func(_ *testing.T, e *env) []string {
+				e.editConfig("companyId: "+e.company, "companyId: 9f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9")
+				return nil
+			},
+			lineHas: []string{"the platform refused the company for this token (403 forbidden) on 1 createPeople call; nothing was granted", "companyId"},
+			check:   refusedWhole(1)},
+		{name: "API unreachable", outcome: "failed", code: 1,
+			setup:   func(*testing.T, *env) []string { return []string{"HRSYNC_API_BASE_URL=http://127.0.0.1:1"} },
+			lineHas: []string{"the platform could not be reached on 2 createPeople calls (every call of the run); nothing was granted", "api.baseUrl"},
+			check:   refusedWhole(0)},
+		{name: "429 storm", outcome: "failed", code: 1,
+			setup:   faults(fault{Operation: "createPeople", Status: 429, RetryAfter: intPtr(0)}),
+			lineHas: []string{"the platform kept rate-limiting the calls (429) on 2 createPeople calls (every call of the run); nothing was granted",
+				"lower api.ratePerSecond"},
+			check:   refusedWhole(4)},
+		{name: "503 with Retry-After, then served", outcome: "ok", code: 0,
+			setup:   faults(fault{Operation: "createPeople", Status: 503, RetryAfter: intPtr(1), Count: 1}),
+			lineHas: []string{"employees.csv: 40 people created"},
+			check:   peopleAtEmulator(40)},
+		{name: "500 after the platform applied a call", outcome: "attention", code: 4,
+			setup:   faults(fault{Operation: "createPeople", When: "after", Status: 500, Count: 1}),
+			lineHas: []string{"employees.csv: 20 people created", "20 grants held: the platform's answer is unknown", "hrsync grants list"},
+			check:   heldGrants(20)},
+		{name: "connection dropped after the platform applied a call", outcome: "attention", code: 4,
+			setup:   faults(fault{Operation: "createPeople", When: "after", Drop: true, Count: 1}),
+			lineHas: []string{"20 grants held: the platform's answer is unknown", "hrsync grants list"},
+			check:   heldGrants(20)},
+		{name: "400 on every call", outcome: "failed", code: 1,
+			setup:   faults(fault{Operation: "createPeople", Status: 400}),
+			lineHas: []string{"the platform refused the request as invalid on 2 createPeople calls (every call of the run); nothing was granted"},
+			check:   refusedWhole(2)},
+		{name: "a balance over the platform's limit", outcome: "attention", code: 4, noExport: true,
+			setup: func(t *testing.T, e *env) []string {
+				e.emu.do(t, "PUT", "/_emulator/limits", map[string]any{"maxBalance": 100}, nil)
+				staff := genPeople(1, 41)
+				staff[9].balance = "500" // P00010
+				e.dropFile("employees.csv", csvExport(staff))
+				return nil
+			},
+			lineHas: []string{"employees.csv: 39 people created", "1 person refused by the platform", "P00010", "fix the refused people"},
+			check:   peopleAtEmulator(39)},
+		{name: "a safeguard stop", outcome: "safeguard", code: 3,
+			setup: func(_ *testing.T, e *env) []string {
+				e.mustRun(0, "run", "people")
+				e.dropFile("truncated.csv", csvExport(genPeople(1, 6))) // 35 of 40 people gone
+				return nil
+			},
+			lineHas: []string{"truncated.csv: a safeguard stopped the run before any call", "--override-safeguards --file failed/truncated.csv"},
+			check:   peopleAtEmulator(40)},
+		{name: "the lock held", outcome: "locked", code: 5,
+			setup:   holdPeopleLock,
+			lineHas: []string{"another run of this job and tenant holds the lock"},
+			check:   peopleAtEmulator(0)},
+		{name: "the drop folder is missing", outcome: "failed", code: 1, brokenSource: true,
+			setup: func(t *testing.T, e *env) []string {
+				if err := os.RemoveAll(e.drop); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			lineHas: []string{"read the source", "drop folder", "check the tenant's source"}},
+		{name: "the drop folder cannot be listed", outcome: "failed", code: 1, brokenSource: true,
+			setup: func(t *testing.T, e *env) []string {
+				if err := os.RemoveAll(e.drop); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(e.drop, []byte("not a folder"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return nil
+			},
+			lineHas: []string{"read the source", "is not a folder", "check the tenant's source"}},
+		{name: "the SQL source is down", outcome: "failed", code: 1, brokenSource: true, setup: sqlSourceDown,
+			lineHas: []string{"read the source", "connection refused", "check the tenant's source"}},
+		{name: "nothing to do", outcome: "ok", code: 0, noExport: true,
+			setup:   func(*testing.T, *env) []string { return nil },
+			lineHas: []string{"ok: people " + tenantName + ": no export ready"}},
+		{name: "nothing to do while grants are held", outcome: "attention", code: 4,
+			setup:   heldThen(func(*testing.T, *env) {}),
+			lineHas: []string{"attention: people " + tenantName + ": no export ready; 20 grants held from earlier runs", "hrsync grants list"}},
+		{name: "the same file dropped again while grants are held", outcome: "attention", code: 4,
+			setup: heldThen(func(_ *testing.T, e *env) { e.dropFile("employees.csv", csvExport(genPeople(1, 41))) }),
+			lineHas: []string{"attention: people " + tenantName + ": employees.csv: already processed (same content); archived without a change; " +
+				"20 grants held from earlier runs", "hrsync grants list"}},
+	}
+}
+
+func TestE2EOutcomes(t *testing.T) {
+	t.Parallel()
+	for _, c := range outcomeCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for _, format := range []string{"text", "json"} {
+				t.Run(format, func(t *testing.T) {
+					t.Parallel()
+					runOutcomeCase(t, c, format)
+				})
+			}
+		})
+	}
+}
+
+// runOutcomeCase runs one people cycle of c in a fresh world, printing
+// format, and checks that every signal says c's outcome.
+func runOutcomeCase(t *testing.T, c outcomeCase, format string) {
+	// One call at a time, so that a refused token stops the run before its
+	// second batch.
+	e := newEnv(t, configOptions{maxAttempts: 2, batchSize: 20, concurrency: 1})
+	if !c.noExport {
+		e.dropFile("employees.csv", csvExport(genPeople(1, 41)))
+	}
+	extra := c.setup(t, e)
+	e.emu.clearRequests(t)
+	runsBefore := e.peopleRuns()
+	res := e.runEnv(extra, "run", "people", "-o", format)
+	if res.code != c.code {
+		t.Fatalf("want exit %d (%s), got %s", c.code, c.outcome, res)
+	}
+	last := lastLine(t, res)
+	t.Logf("last line: %s", last.Msg)
+	checkLast(t, c, last)
+	if strings.Contains(res.stderr, "not-the-token") || strings.Contains(res.stderr, e2eToken) {
+		t.Errorf("a token reached stderr")
+	}
+
+	rec, recorded := e.newestPeopleRun()
+	switch {
+	case c.outcome == "locked":
+		// A cycle that finds the lock held did not run: the run holding
+		// the lock has the record; this one adds none.
+		if n := e.peopleRuns(); n != runsBefore {
+			t.Errorf("a locked cycle recorded a run: %d people runs, %d before", n, runsBefore)
+		}
+	case !recorded || e.peopleRuns() != runsBefore+1:
+		t.Fatalf("the cycle recorded %d people runs, want 1", e.peopleRuns()-runsBefore)
+	default:
+		checkRecord(t, c, rec, last.Msg)
+	}
+	checkStatus(t, e, c, extra, rec, recorded)
+	if format == "json" {
+		checkSummary(t, e, c, res, last.Msg, rec)
+	} else {
+		checkText(t, c, res.stdout, rec)
+	}
+	if c.check != nil {
+		c.check(t, e)
+	}
+}
+
+// checkLast checks the last line: c's outcome and exit code, the level
+// they give, a cause that is never empty, and c's phrases.
+func checkLast(t *testing.T, c outcomeCase, last lastStderrLine) {
+	t.Helper()
+	level := map[int]string{0: "info", 1: "error", 3: "warn", 4: "warn", 5: "info"}[c.code]
+	prefix := c.outcome + ": people " + tenantName + ": "
+	if last.Outcome != c.outcome || last.ExitCode != c.code || last.Level != level || !strings.HasPrefix(last.Msg, prefix) {
+		t.Errorf("last line = %+v, want a %s line with outcome %s, exit code %d, starting %q", last, level, c.outcome, c.code, prefix)
+	}
+	if cause := strings.TrimPrefix(last.Msg, prefix); strings.TrimSpace(cause) == "" || strings.HasPrefix(cause, ";") {
+		t.Errorf("last line %q has an empty cause", last.Msg)
+	}
+	for _, want := range c.lineHas {
+		if !strings.Contains(last.Msg, want) {
+			t.Errorf("last line %q does not say %q", last.Msg, want)
+		}
+	}
+}
+
+// checkRecord checks the cycle's run record: c's outcome, and for any other
+// outcome than ok the cause the last line gives.
+func checkRecord(t *testing.T, c outcomeCase, rec runRecord, line string) {
+	t.Helper()
+	if rec.Outcome != c.outcome {
+		t.Errorf("run record outcome %q, want %q", rec.Outcome, c.outcome)
+	}
+	switch {
+	case c.outcome == "ok" && rec.Error != "":
+		t.Errorf("an ok run record carries an error: %q", rec.Error)
+	case c.outcome != "ok" && (rec.Error == "" || !strings.Contains(line, rec.Error)):
+		t.Errorf("run record error %q is not the cause of the last line %q", rec.Error, line)
+	}
+}
+
+// checkStatus checks that `hrsync status -o json` shows the cycle's run
+// record as the tenant's last people run (none for a locked cycle in a
+// fresh world). A broken source may still stop status (exit 2): its
+// answer is status's own work, out of this test.
+func checkStatus(t *testing.T, e *env, c outcomeCase, extra []string, rec runRecord, recorded bool) {
+	t.Helper()
+	res := e.runEnv(extra, "status", "-o", "json")
+	if res.code != 0 {
+		if !c.brokenSource {
+			t.Errorf("status: %s", res)
+		}
+		return
+	}
+	var st struct {
+		Runs []struct {
+			Job     string `json:"job"`
+			Tenant  string `json:"tenant"`
+			RunID   string `json:"runId"`
+			Outcome string `json:"outcome"`
+			Error   string `json:"error"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &st); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, res.stdout)
+	}
+	found := false
+	for _, r := range st.Runs {
+		if r.Job != "people" || r.Tenant != tenantName {
+			continue
+		}
+		found = true
+		if r.RunID != rec.ID || r.Outcome != rec.Outcome || r.Error != rec.Error {
+			t.Errorf("status shows people run %+v, the store's last is %+v", r, rec)
+		}
+	}
+	if found != recorded {
+		t.Errorf("status shows a people run: %v; the store holds one: %v", found, recorded)
+	}
+}
+
+// checkText checks what `run people` prints: the cycle's outcome, with the
+// id of the run it recorded.
+func checkText(t *testing.T, c outcomeCase, stdout string, rec runRecord) {
+	t.Helper()
+	want := fmt.Sprintf(": %s (run %s)", c.outcome, rec.ID)
+	if c.outcome == "locked" {
+		want = "tenant " + tenantName + ", people: locked: another run of this job and tenant holds the lock"
+	}
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout does not say %q:\n%s", want, stdout)
+	}
+	for _, o := range []string{"ok", "attention", "failed", "safeguard", "locked"} {
+		if o != c.outcome && (strings.Contains(stdout, ": "+o+" (run ") || strings.Contains(stdout, ": "+o+": ")) {
+			t.Errorf("stdout says %s, the cycle ended %s:\n%s", o, c.outcome, stdout)
+		}
+	}
+}
+
+// checkSummary checks `run people -o json`: the outcome, exit code and
+// last line of the run, the cycle's outcome and cause, the run its report
+// names, and the report archived beside the export.
+func checkSummary(t *testing.T, e *env, c outcomeCase, res result, line string, rec runRecord) {
+	t.Helper()
+	var sum struct {
+		Outcome  string `json:"outcome"`
+		ExitCode int    `json:"exitCode"`
+		Message  string `json:"message"`
+		Cycles   []struct {
+			Job     string `json:"job"`
+			Outcome string `json:"outcome"`
+			Cause   string `json:"cause"`
+			Report  *struct {
+				RunID   string `json:"runId"`
+				Exports []struct {
+					RunID      string `json:"runId"`
+					Outcome    string `json:"outcome"`
+					ArchivedAs string `json:"archivedAs"`
+				} `json:"exports"`
+			} `json:"report"`
+		} `json:"cycles"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+		t.Fatalf("run -o json printed no JSON document (%v): %s", err, res)
+	}
+	if sum.Outcome != c.outcome || sum.ExitCode != c.code || sum.Message != line || len(sum.Cycles) != 1 {
+		t.Fatalf("summary %+v, want outcome %s, exit code %d, message %q and one cycle", sum, c.outcome, c.code, line)
+	}
+	cy := sum.Cycles[0]
+	if cy.Job != "people" || cy.Outcome != c.outcome || cy.Cause == "" || !strings.Contains(line, cy.Cause) {
+		t.Errorf("cycle %+v, want people ending %s with the last line's cause", cy, c.outcome)
+	}
+	if c.outcome == "locked" {
+		return
+	}
+	if cy.Report == nil {
+		t.Fatalf("the cycle has no report: %s", res.stdout)
+	}
+	runID := cy.Report.RunID
+	for _, x := range cy.Report.Exports {
+		runID = x.RunID
+		if x.Outcome != c.outcome {
+			t.Errorf("export report outcome %s, want %s", x.Outcome, c.outcome)
+		}
+		if dir, name, ok := strings.Cut(x.ArchivedAs, "/"); ok {
+			if r := e.report(dir, name); r.Outcome != c.outcome {
+				t.Errorf("the report beside %s says %s, want %s", x.ArchivedAs, r.Outcome, c.outcome)
+			}
+		}
+	}
+	if runID != rec.ID {
+		t.Errorf("the summary names run %q, the store's last people run is %q", runID, rec.ID)
+	}
+}
+
+// runRecord is a people run as the store holds it.
+type runRecord struct {
+	ID, Outcome, Error string
+}
+
+// newestPeopleRun is the newest people run's record; ok is false when
+// there is none.
+func (e *env) newestPeopleRun() (rec runRecord, ok bool) {
+	e.t.Helper()
+	var msg *string
+	rows, err := e.stateDB().QueryContext(e.t.Context(),
+		e.rebind(`SELECT id, outcome, error FROM runs WHERE job = 'people' ORDER BY started_at DESC, id DESC LIMIT 1`))
+	if err != nil {
+		e.t.Fatalf("read the last run record: %v", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return rec, false
+	}
+	if err := rows.Scan(&rec.ID, &rec.Outcome, &msg); err != nil {
+		e.t.Fatalf("read the last run record: %v", err)
+	}
+	if msg != nil {
+		rec.Error = *msg
+	}
+	return rec, true
+}
+
+// peopleRuns counts the people runs recorded; none before the state exists.
+func (e *env) peopleRuns() int {
+	e.t.Helper()
+	if _, err := os.Stat(filepath.Join(e.dir, "state.db")); err != nil {
+		return 0
+	}
+	return e.count("SELECT COUNT(*) FROM runs WHERE job = 'people'")
+}
+
+// faults is a setup that injects fs into the emulator.
+func faults(fs ...fault) func(t *testing.T, e *env) []string {
+	return func(t *testing.T, e *env) []string {
+		for _, f := range fs {
+			e.emu.addFault(t, f)
+		}
+		return nil
+	}
+}
+
+func intPtr(n int) *int { return &n }
+
+// heldThen is a setup that runs a first cycle whose first call the platform
+// applied but answered 500 (20 grants held, the export archived), then
+// does then before the cycle under test.
+func heldThen(then func(t *testing.T, e *env)) func(t *testing.T, e *env) []string {
+	return func(t *testing.T, e *env) []string {
+		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Status: 500, Count: 1})
+		e.mustRun(4, "run", "people")
+		if n := len(e.grants()); n != 20 {
+			t.Fatalf("%d grants held after the first cycle, want 20", n)
+		}
+		then(t, e)
+		return nil
+	}
+}
+
+// holdPeopleLock holds the people job's lock of the tenant (the SQLite
+// store's file lock) until the test ends.
+func holdPeopleLock(t *testing.T, e *env) []string {
+	e.mustRun(0, "migrate")
+	f, err := os.OpenFile(filepath.Join(e.dir, "state.db")+".people-"+tenantName+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("hold the people lock: %v", err)
+	}
+	return nil
+}
+
+// sqlSourceDown points the tenant's source at a SQL database nobody serves.
+func sqlSourceDown(t *testing.T, e *env) []string {
+	dsn := filepath.Join(e.dir, "hr-dsn")
+	if err := os.WriteFile(dsn, []byte("postgres://nobody@127.0.0.1:1/hr?sslmode=disable&connect_timeout=2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.editConfig("      csv:\n        dir: "+e.drop+"\n        stableFor: 1ms\n",
+		"      sql:\n        driver: postgres\n        dsnFile: "+dsn+"\n        query: SELECT 1 AS employee_id\n")
+	return nil
+}
+
+// refusedWhole checks what a run the platform refused leaves: the
+// createPeople calls the emulator saw, nobody created, the export still
+// in the drop folder, no grant held.
+func refusedWhole(calls int) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		if got := countOp(e.emu.requests(t), "createPeople"); got != calls {
+			t.Errorf("the emulator saw %d createPeople calls, want %d", got, calls)
+		}
+		peopleAtEmulator(0)(t, e)
+		if _, err := os.Stat(filepath.Join(e.drop, "employees.csv")); err != nil {
+			t.Errorf("the export left the drop folder after a failed run: %v", err)
+		}
+		if held := e.grants(); len(held) != 0 {
+			t.Errorf("%d grants held after a run the platform refused: %+v", len(held), held)
+		}
+	}
+}
+
+// peopleAtEmulator checks how many people the emulator holds.
+func peopleAtEmulator(n int) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		if got := len(e.emu.people(t, e.company)); got != n {
+			t.Errorf("%d people at the emulator, want %d", got, n)
+		}
+	}
+}
+
+// heldGrants checks how many grants are held for an operator.
+func heldGrants(n int) func(t *testing.T, e *env) {
+	return func(t *testing.T, e *env) {
+		if got := len(e.grants()); got != n {
+			t.Errorf("%d grants held, want %d", got, n)
+		}
+	}
+}
