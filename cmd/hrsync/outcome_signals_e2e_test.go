@@ -8,7 +8,9 @@ package main_test
 // once printing JSON, since a cycle changes the state the next one sees.
 
 import (
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -352,16 +354,13 @@ type runRecord struct {
 func (e *env) newestPeopleRun() (rec runRecord, ok bool) {
 	e.t.Helper()
 	var msg *string
-	rows, err := e.stateDB().QueryContext(e.t.Context(),
-		e.rebind(`SELECT id, outcome, error FROM runs WHERE job = 'people' ORDER BY started_at DESC, id DESC LIMIT 1`))
-	if err != nil {
-		e.t.Fatalf("read the last run record: %v", err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
+	err := e.stateDB().QueryRowContext(e.t.Context(),
+		e.rebind(`SELECT id, outcome, error FROM runs WHERE job = 'people' ORDER BY started_at DESC, id DESC LIMIT 1`)).
+		Scan(&rec.ID, &rec.Outcome, &msg)
+	if errors.Is(err, sql.ErrNoRows) {
 		return rec, false
 	}
-	if err := rows.Scan(&rec.ID, &rec.Outcome, &msg); err != nil {
+	if err != nil {
 		e.t.Fatalf("read the last run record: %v", err)
 	}
 	if msg != nil {
