@@ -17,6 +17,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"hrsync/internal/metrics/metricstest"
 )
 
 // outcomeCase is one fault class driven through the binary.
@@ -158,9 +161,19 @@ func runOutcomeCase(t *testing.T, c outcomeCase, format string) {
 	if !c.noExport {
 		e.dropFile("employees.csv", csvExport(genPeople(1, 41)))
 	}
+	var gw *metricstest.Pushgateway
+	if format == "json" { // the metrics the run pushes, once per case
+		gw = metricstest.Start(t)
+		e.setPushgateway(gw.URL)
+	}
 	extra := c.setup(t, e)
 	e.emu.clearRequests(t)
 	runsBefore := e.peopleRuns()
+	var pushedBefore pushed
+	if gw != nil {
+		pushedBefore = pushedNow(t, gw, c.outcome)
+	}
+	start := time.Now()
 	res := e.runEnv(extra, "run", "people", "-o", format)
 	if res.code != c.code {
 		t.Fatalf("want exit %d (%s), got %s", c.code, c.outcome, res)
@@ -188,6 +201,7 @@ func runOutcomeCase(t *testing.T, c outcomeCase, format string) {
 	checkStatus(t, e, c, extra, rec, recorded)
 	if format == "json" {
 		checkSummary(t, e, c, res, last.Msg, rec)
+		checkPushed(t, gw, c, pushedBefore, start)
 	} else {
 		checkText(t, c, res.stdout, rec)
 	}
@@ -341,6 +355,50 @@ func checkSummary(t *testing.T, e *env, c outcomeCase, res result, line string, 
 	}
 	if runID != rec.ID {
 		t.Errorf("the summary names run %q, the store's last people run is %q", runID, rec.ID)
+	}
+}
+
+// pushed is what the Pushgateway holds of the people job: the runs of one
+// outcome, and the time of the last success (ok says it is there).
+type pushed struct {
+	runs        float64
+	lastSuccess float64
+	ok          bool
+}
+
+// pushedNow reads what the Pushgateway holds of the people job.
+func pushedNow(t *testing.T, gw *metricstest.Pushgateway, outcome string) pushed {
+	t.Helper()
+	var p pushed
+	p.runs, _ = gw.Value(t, "hrsync_runs_total", gwSeries("people", "outcome", outcome))
+	p.lastSuccess, p.ok = gw.Value(t, "hrsync_last_success_timestamp_seconds", gwSeries("people"))
+	return p
+}
+
+// checkPushed checks the metrics the run pushed: one more run of c's
+// outcome, the last outcome c's, the time of the last run of that outcome
+// now, and the time of the last success now only for a success (ok,
+// attention): a cycle that failed, stopped or found the lock held leaves it
+// where an earlier run put it.
+func checkPushed(t *testing.T, gw *metricstest.Pushgateway, c outcomeCase, before pushed, start time.Time) {
+	t.Helper()
+	from := float64(start.Unix())
+	after := pushedNow(t, gw, c.outcome)
+	if after.runs != before.runs+1 {
+		t.Errorf("hrsync_runs_total{outcome=%q} = %v, want %v", c.outcome, after.runs, before.runs+1)
+	}
+	if v, _ := gw.Value(t, "hrsync_last_outcome", gwSeries("people", "outcome", c.outcome)); v != 1 {
+		t.Errorf("hrsync_last_outcome{outcome=%q} = %v, want 1", c.outcome, v)
+	}
+	if v, ok := gw.Value(t, "hrsync_last_run_timestamp_seconds", gwSeries("people", "outcome", c.outcome)); !ok || v < from {
+		t.Errorf("hrsync_last_run_timestamp_seconds{outcome=%q} = %v (present: %v), want the run's time", c.outcome, v, ok)
+	}
+	switch success := c.outcome == "ok" || c.outcome == "attention"; {
+	case success && (!after.ok || after.lastSuccess < from):
+		t.Errorf("hrsync_last_success_timestamp_seconds = %v (present: %v) after a run ending %s, want its time", after.lastSuccess, after.ok, c.outcome)
+	case !success && after != (pushed{runs: after.runs, lastSuccess: before.lastSuccess, ok: before.ok}):
+		t.Errorf("hrsync_last_success_timestamp_seconds = %v (present: %v) after a run ending %s, want it left at %v (present: %v)",
+			after.lastSuccess, after.ok, c.outcome, before.lastSuccess, before.ok)
 	}
 }
 
