@@ -8,12 +8,11 @@ package main_test
 // once printing JSON, since a cycle changes the state the next one sees.
 
 import (
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +35,9 @@ type outcomeCase struct {
 	code    int
 	// lineHas are phrases the last line holds (cause and next step).
 	lineHas []string
+	// runs is how many runs the cycle records when not one (one per
+	// export it processed).
+	runs int
 	// brokenSource says the tenant's source cannot be read.
 	brokenSource bool
 	// check, when set, asserts what else the case leaves behind.
@@ -124,6 +126,18 @@ func outcomeCases() []outcomeCase {
 			lineHas: []string{"read the source", "is not a folder", "check the tenant's source"}},
 		{name: "the SQL source is down", outcome: "failed", code: 1, brokenSource: true, setup: sqlSourceDown,
 			lineHas: []string{"read the source", "connection refused", "check the tenant's source"}},
+		{name: "two exports, the first unusable", outcome: "failed", code: 1, noExport: true, runs: 2,
+			setup: func(t *testing.T, e *env) []string {
+				empty := e.dropFile("a.csv", nil)
+				hour := time.Now().Add(-time.Hour)
+				if err := os.Chtimes(empty, hour, hour); err != nil {
+					t.Fatal(err)
+				}
+				e.dropFile("b.csv", csvExport(genPeople(1, 41)))
+				return nil
+			},
+			lineHas: []string{"failed: people " + tenantName + ": 2 exports; a.csv: ", "fix the export and drop it again"},
+			check:   peopleAtEmulator(40)},
 		{name: "nothing to do", outcome: "ok", code: 0, noExport: true,
 			setup:   func(*testing.T, *env) []string { return nil },
 			lineHas: []string{"ok: people " + tenantName + ": no export ready"}},
@@ -185,17 +199,23 @@ func runOutcomeCase(t *testing.T, c outcomeCase, format string) {
 		t.Errorf("a token reached stderr")
 	}
 
-	rec, recorded := e.newestPeopleRun()
-	switch {
-	case c.outcome == "locked":
-		// A cycle that finds the lock held did not run: the run holding
-		// the lock has the record; this one adds none.
-		if n := e.peopleRuns(); n != runsBefore {
-			t.Errorf("a locked cycle recorded a run: %d people runs, %d before", n, runsBefore)
+	want := c.runs
+	if want == 0 && c.outcome != "locked" {
+		want = 1 // a locked cycle did not run: the run holding the lock has the record
+	}
+	if n := e.peopleRuns() - runsBefore; n != want {
+		t.Fatalf("the cycle recorded %d people runs, want %d", n, want)
+	}
+	cycle := e.lastPeopleRuns(want)
+	// The cycle's record: the first of its runs that ended as the cycle did.
+	var rec runRecord
+	for _, r := range cycle {
+		if r.Outcome == c.outcome && rec.ID == "" {
+			rec = r
 		}
-	case !recorded || e.peopleRuns() != runsBefore+1:
-		t.Fatalf("the cycle recorded %d people runs, want 1", e.peopleRuns()-runsBefore)
-	default:
+	}
+	recorded := len(cycle) > 0
+	if recorded {
 		checkRecord(t, c, rec, last.Msg)
 	}
 	checkStatus(t, e, c, extra, rec, recorded)
@@ -203,7 +223,7 @@ func runOutcomeCase(t *testing.T, c outcomeCase, format string) {
 		checkSummary(t, e, c, res, last.Msg, rec)
 		checkPushed(t, gw, c, pushedBefore, start)
 	} else {
-		checkText(t, c, res.stdout, rec)
+		checkText(t, c, res.stdout, cycle)
 	}
 	if c.check != nil {
 		c.check(t, e)
@@ -276,7 +296,7 @@ func checkStatus(t *testing.T, e *env, c outcomeCase, extra []string, rec runRec
 		}
 		found = true
 		if r.RunID != rec.ID || r.Outcome != rec.Outcome || r.Error != rec.Error {
-			t.Errorf("status shows people run %+v, the store's last is %+v", r, rec)
+			t.Errorf("status shows people run %+v, the cycle's record is %+v", r, rec)
 		}
 	}
 	if found != recorded {
@@ -284,20 +304,28 @@ func checkStatus(t *testing.T, e *env, c outcomeCase, extra []string, rec runRec
 	}
 }
 
-// checkText checks what `run people` prints: the cycle's outcome, with the
-// id of the run it recorded.
-func checkText(t *testing.T, c outcomeCase, stdout string, rec runRecord) {
+// checkText checks what `run people` prints: each run the cycle recorded
+// with its outcome and id, and no other outcome.
+func checkText(t *testing.T, c outcomeCase, stdout string, cycle []runRecord) {
 	t.Helper()
-	want := fmt.Sprintf(": %s (run %s)", c.outcome, rec.ID)
-	if c.outcome == "locked" {
-		want = "tenant " + tenantName + ", people: locked: another run of this job and tenant holds the lock"
+	said := map[string]bool{}
+	var want []string
+	for _, r := range cycle {
+		want = append(want, fmt.Sprintf(": %s (run %s)", r.Outcome, r.ID))
+		said[r.Outcome] = true
 	}
-	if !strings.Contains(stdout, want) {
-		t.Errorf("stdout does not say %q:\n%s", want, stdout)
+	if c.outcome == "locked" {
+		want = []string{"tenant " + tenantName + ", people: locked: another run of this job and tenant holds the lock"}
+		said["locked"] = true
+	}
+	for _, w := range want {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("stdout does not say %q:\n%s", w, stdout)
+		}
 	}
 	for _, o := range []string{"ok", "attention", "failed", "safeguard", "locked"} {
-		if o != c.outcome && (strings.Contains(stdout, ": "+o+" (run ") || strings.Contains(stdout, ": "+o+": ")) {
-			t.Errorf("stdout says %s, the cycle ended %s:\n%s", o, c.outcome, stdout)
+		if !said[o] && (strings.Contains(stdout, ": "+o+" (run ") || strings.Contains(stdout, ": "+o+": ")) {
+			t.Errorf("stdout says %s, which no run of the cycle ended in:\n%s", o, stdout)
 		}
 	}
 }
@@ -341,20 +369,21 @@ func checkSummary(t *testing.T, e *env, c outcomeCase, res result, line string, 
 	if cy.Report == nil {
 		t.Fatalf("the cycle has no report: %s", res.stdout)
 	}
+	// The run of a cycle with no export, or the first export that ended
+	// as the cycle did: the cycle's record.
 	runID := cy.Report.RunID
-	for _, x := range cy.Report.Exports {
-		runID = x.RunID
-		if x.Outcome != c.outcome {
-			t.Errorf("export report outcome %s, want %s", x.Outcome, c.outcome)
+	for _, x := range slices.Backward(cy.Report.Exports) {
+		if x.Outcome == c.outcome {
+			runID = x.RunID
 		}
 		if dir, name, ok := strings.Cut(x.ArchivedAs, "/"); ok {
-			if r := e.report(dir, name); r.Outcome != c.outcome {
-				t.Errorf("the report beside %s says %s, want %s", x.ArchivedAs, r.Outcome, c.outcome)
+			if r := e.report(dir, name); r.Outcome != x.Outcome {
+				t.Errorf("the report beside %s says %s, the summary %s", x.ArchivedAs, r.Outcome, x.Outcome)
 			}
 		}
 	}
 	if runID != rec.ID {
-		t.Errorf("the summary names run %q, the store's last people run is %q", runID, rec.ID)
+		t.Errorf("the summary names run %q, the cycle's record is %q", runID, rec.ID)
 	}
 }
 
@@ -407,24 +436,28 @@ type runRecord struct {
 	ID, Outcome, Error string
 }
 
-// newestPeopleRun is the newest people run's record; ok is false when
-// there is none.
-func (e *env) newestPeopleRun() (rec runRecord, ok bool) {
+// lastPeopleRuns are the newest n people runs' records, oldest first.
+func (e *env) lastPeopleRuns(n int) []runRecord {
 	e.t.Helper()
-	var msg *string
-	err := e.stateDB().QueryRowContext(e.t.Context(),
-		e.rebind(`SELECT id, outcome, error FROM runs WHERE job = 'people' ORDER BY started_at DESC, id DESC LIMIT 1`)).
-		Scan(&rec.ID, &rec.Outcome, &msg)
-	if errors.Is(err, sql.ErrNoRows) {
-		return rec, false
-	}
+	rows, err := e.stateDB().QueryContext(e.t.Context(), e.rebind(fmt.Sprintf(
+		`SELECT id, outcome, COALESCE(error, '') FROM runs WHERE job = 'people' ORDER BY started_at DESC, id DESC LIMIT %d`, n)))
 	if err != nil {
-		e.t.Fatalf("read the last run record: %v", err)
+		e.t.Fatalf("read the last run records: %v", err)
 	}
-	if msg != nil {
-		rec.Error = *msg
+	defer rows.Close()
+	var out []runRecord
+	for rows.Next() {
+		var r runRecord
+		if err := rows.Scan(&r.ID, &r.Outcome, &r.Error); err != nil {
+			e.t.Fatalf("read the last run records: %v", err)
+		}
+		out = append(out, r)
 	}
-	return rec, true
+	if err := rows.Err(); err != nil {
+		e.t.Fatalf("read the last run records: %v", err)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // peopleRuns counts the people runs recorded; none before the state exists.

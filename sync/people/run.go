@@ -148,11 +148,14 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		return rep, j.failSource(ctx, rep, err)
 	}
 	var firstErr error
+	// The runs of the cycle's exports share its id: status shows the
+	// worst of them, the outcome the cycle ended in.
+	cycle := uuid.NewString()
 	for _, export := range exports {
 		if ctx.Err() != nil {
 			break
 		}
-		er, err := j.processExport(ctx, export, flags, &loads)
+		er, err := j.processExport(ctx, cycle, export, flags, &loads)
 		rep.Exports = append(rep.Exports, er)
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -216,15 +219,15 @@ func (j *Job) refreshSnapshot(ctx context.Context, scanned bool) {
 }
 
 // processExport plans and applies one export and commits its outcome, then
-// archives it.
-func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, loads *stateLoads) (ExportReport, error) {
+// archives it; its run belongs to cycle.
+func (j *Job) processExport(ctx context.Context, cycle string, export Export, flags RunFlags, loads *stateLoads) (ExportReport, error) {
 	runID := uuid.NewString()
 	x := &exportRun{tenant: j.opts.Tenant, export: export,
 		log: j.log.With(zap.String("run", runID), zap.String("source", export.Name())),
 		er:  ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}}
 	// The API client's lines of this run carry its id too.
 	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
-	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant, Cycle: cycle}); err != nil {
 		x.er.Outcome, x.er.Error = model.OutcomeFailed, err.Error()
 		return x.er, fmt.Errorf("record run start: %w", err)
 	}
