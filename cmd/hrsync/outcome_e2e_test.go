@@ -63,6 +63,40 @@ func (e *env) lastRun() (outcome, errText string) {
 	return outcome, errText
 }
 
+// runSummary is the part of `hrsync run -o json`'s document the tests read.
+type runSummary struct {
+	Outcome  string `json:"outcome"`
+	ExitCode int    `json:"exitCode"`
+	Message  string `json:"message"`
+	Cycles   []struct {
+		Job     string         `json:"job"`
+		Tenant  string         `json:"tenant"`
+		Outcome string         `json:"outcome"`
+		Cause   string         `json:"cause"`
+		Counts  map[string]int `json:"counts"`
+		Report  struct {
+			RunID   string `json:"runId"`
+			Exports []struct {
+				RunID      string `json:"runId"`
+				Source     string `json:"source"`
+				Outcome    string `json:"outcome"`
+				Cause      string `json:"cause"`
+				ArchivedAs string `json:"archivedAs"`
+			} `json:"exports"`
+		} `json:"report"`
+	} `json:"cycles"`
+}
+
+// decodeSummary decodes the JSON document a `run -o json` printed.
+func decodeSummary(t *testing.T, res result) runSummary {
+	t.Helper()
+	var sum runSummary
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+		t.Fatalf("run -o json printed no JSON document (%v): %s", err, res)
+	}
+	return sum
+}
+
 // runEnv runs the binary with extra environment variables over the test's.
 func (e *env) runEnv(extra []string, args ...string) result {
 	e.t.Helper()
@@ -131,27 +165,7 @@ func TestE2EOutcomeAttentionAndOK(t *testing.T) {
 	// The run's summary as JSON on stdout: the same outcome and last line.
 	e.dropFile("c.csv", csvExport(genPeople(1, 18)))
 	res = e.mustRun(0, "run", "people", "-o", "json")
-	var sum struct {
-		Outcome  string `json:"outcome"`
-		ExitCode int    `json:"exitCode"`
-		Message  string `json:"message"`
-		Cycles   []struct {
-			Job     string         `json:"job"`
-			Tenant  string         `json:"tenant"`
-			Outcome string         `json:"outcome"`
-			Cause   string         `json:"cause"`
-			Counts  map[string]int `json:"counts"`
-			Report  struct {
-				Exports []struct {
-					Source string `json:"source"`
-					Cause  string `json:"cause"`
-				} `json:"exports"`
-			} `json:"report"`
-		} `json:"cycles"`
-	}
-	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
-		t.Fatalf("run -o json printed no JSON document (%v): %s", err, res)
-	}
+	sum := decodeSummary(t, res)
 	last = lastLine(t, res)
 	if sum.Outcome != "ok" || sum.ExitCode != 0 || sum.Message != last.Msg || len(sum.Cycles) != 1 ||
 		sum.Cycles[0].Job != "people" || sum.Cycles[0].Counts["created"] != 2 ||
