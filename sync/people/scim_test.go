@@ -210,7 +210,7 @@ func TestSCIMDirectoryAsSource(t *testing.T) {
 
 		calls := w.createCalls()
 		er = w.run(false)
-		if !er.Duplicate || er.Outcome != model.OutcomeOK || w.createCalls() != calls {
+		if !er.Duplicate || er.Outcome != model.OutcomeOK || w.createCalls() != calls || !strings.Contains(er.Cause, "directory has not changed") {
 			t.Fatalf("rerun: duplicate %v, outcome %s, createPeople calls %d then %d; want the unchanged directory to send nothing",
 				er.Duplicate, er.Outcome, calls, w.createCalls())
 		}
