@@ -250,15 +250,7 @@ func TestSCIMDirectoryAsSource(t *testing.T) {
 	})
 }
 
-func (w *scimWorld) createCalls() int {
-	n := 0
-	for _, r := range w.emu.Requests() {
-		if r.OperationID == "createPeople" {
-			n++
-		}
-	}
-	return n
-}
+func (w *scimWorld) createCalls() int { return createCalls(w.emu) }
 
 // TestSCIMReplicas: two replicas share the state (a second store opened on
 // the same SQLite file or PostgreSQL schema). Both serve SCIM writes, and
