@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/apiclient"
+	"hrsync/internal/reports"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
@@ -53,7 +54,10 @@ type ExportReport struct {
 	Counts     map[string]int    `json:"counts"`
 	Safeguards []Trip            `json:"safeguards,omitempty"`
 	Rejections []model.Rejection `json:"rejections,omitempty"`
-	Result     *Result           `json:"result,omitempty"`
+	// People says what became of the export's people by name; after a
+	// safeguard stop, what would have (nothing was changed).
+	People *reports.People `json:"people,omitempty"`
+	Result *Result         `json:"result,omitempty"`
 	Error      string            `json:"error,omitempty"`
 	// Cause says in one phrase why the export ended as it did, and Next
 	// what the operator does about it (empty when nothing).
@@ -326,6 +330,8 @@ func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportRe
 func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (ExportReport, error) {
 	x.er.Safeguards = plan.Trips
 	x.er.Outcome = model.OutcomeSafeguard
+	x.er.Counts = wouldCounts(x.er.Counts)
+	x.er.People = peopleReport(plan, nil, nil)
 	err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
 	x.er.Error = err.Error()
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
@@ -349,6 +355,13 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 		// The people the platform refused on their own are rejected rows
 		// of the export, with the platform's reason.
 		x.er.Rejections = withRefusals(plan, res.Refusals)
+	}
+	if err == nil && res != nil {
+		waiting, werr := j.blockedPeople(ctx)
+		if werr != nil {
+			x.log.Warn("list held grants for the report; the people added are listed without that check", zap.Error(werr))
+		}
+		x.er.People = peopleReport(plan, res.Refusals, waiting)
 	}
 	if err != nil {
 		// The file stays where it is: the next run picks it up again and,
