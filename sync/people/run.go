@@ -58,7 +58,7 @@ type ExportReport struct {
 	// safeguard stop, what would have (nothing was changed).
 	People *reports.People `json:"people,omitempty"`
 	Result *Result         `json:"result,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	Error  string          `json:"error,omitempty"`
 	// Cause says in one phrase why the export ended as it did, and Next
 	// what the operator does about it (empty when nothing).
 	Cause string `json:"cause"`
