@@ -134,10 +134,10 @@ func hrNext(er ExportReport, rejectsName string) string {
 	case er.Duplicate:
 		return ""
 	case er.Outcome == model.OutcomeSafeguard:
-		return "check the export against the HR system: if it is right, ask your hrsync operator to run it once past the safeguards; " +
+		return "Check the export against the HR system: if it is right, ask your hrsync operator to run it once past the safeguards; " +
 			"if it is not, drop a corrected export"
 	case er.People == nil:
-		return "fix the export and drop it into the drop folder again; this one is kept in failed/"
+		return "Fix the export and drop it into the drop folder again; this one is kept in failed/"
 	}
 	var steps []string
 	refused := er.Result != nil && er.Result.Refused > 0
