@@ -115,7 +115,8 @@ func hrSummary(er ExportReport, rejectsName, jsonName string, now time.Time) rep
 		Duplicate: er.Duplicate, People: er.People, Held: er.HeldGrants, RejectsFile: rejectsName, JSONFile: jsonName,
 		Generated: now}
 	if er.People == nil && !er.Duplicate {
-		summary.Cause = er.Cause
+		// The export's own name heads the page already.
+		summary.Cause = strings.TrimPrefix(er.Cause, "read export "+er.Source+": ")
 	}
 	for _, t := range er.Safeguards {
 		summary.Stops = append(summary.Stops, t.Message)
