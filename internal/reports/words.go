@@ -29,7 +29,9 @@ func Headline(s Summary) string {
 		return "This export was processed before (the same content): nothing was changed."
 	case s.Outcome == "safeguard" && s.Approval == nil:
 		return "A safeguard stopped this export before anything was changed: nobody was added, changed or marked as left."
-	case s.Outcome == "failed" && s.People.Empty():
+	case s.Late != nil && s.People == nil:
+		return "This export was archived late, with the report of the run that sent it: nothing was sent again."
+	case s.People == nil && s.Cause != "":
 		if s.Cause == "" {
 			return "This export could not be used: nothing was changed."
 		}

@@ -124,6 +124,9 @@ func hrSummary(er ExportReport, rejectsName, jsonName string, now time.Time) rep
 	for _, r := range er.Rejections {
 		summary.Rejections = append(summary.Rejections, reports.Rejection{Line: r.Line, Column: r.Field, Reason: r.Reason})
 	}
+	if l := er.ArchivedLate; l != nil {
+		summary.Late = &reports.Late{SentAt: l.SentAt, Cause: l.Cause}
+	}
 	summary.Next = hrNext(er, rejectsName)
 	return summary
 }
@@ -131,6 +134,13 @@ func hrSummary(er ExportReport, rejectsName, jsonName string, now time.Time) rep
 // hrNext is an HR admin's next step after an export: what to fix and
 // where, in words; empty when nothing is to do.
 func hrNext(er ExportReport, rejectsName string) string {
+	var steps []string
+	if l := er.ArchivedLate; l != nil {
+		steps = append(steps, "it was archived late because "+l.Cause+"; to keep that from happening again, "+l.Next)
+		if er.People == nil {
+			return reports.Sentence(steps)
+		}
+	}
 	switch {
 	case er.Duplicate:
 		return ""
@@ -140,7 +150,6 @@ func hrNext(er ExportReport, rejectsName string) string {
 	case er.People == nil:
 		return "Fix the export and drop it into the drop folder again; this one is kept in failed/"
 	}
-	var steps []string
 	refused := er.Result != nil && er.Result.Refused > 0
 	switch {
 	case rejectsName != "":

@@ -74,6 +74,9 @@ type ExportReport struct {
 	// Reports names the reports written beside the archived export,
 	// relative to its drop folder (in the run's summary, not beside it).
 	Reports []string `json:"reports,omitempty"`
+	// ArchivedLate says the run that sent the export could not archive it:
+	// a later run archived it with this report.
+	ArchivedLate *LateArchive `json:"archivedLate,omitempty"`
 }
 
 // Report is what one RunOnce did.
@@ -233,6 +236,11 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			return j.fail(ctx, x.log, x.er, nil, fmt.Errorf("look up file hash: %w", err))
 		}
 		duplicate, firstRun = seen && prev.Outcome == store.SourceProcessed, prev.RunID
+	}
+	if duplicate {
+		if sent, ok := j.sentReport(ctx, x, firstRun); ok {
+			return j.archiveLate(ctx, x, sent)
+		}
 	}
 
 	plan, err := j.BuildPlan(ctx, export)
@@ -498,7 +506,7 @@ func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res st
 	cancel()
 	dest, err := export.Archive(processed, rs.render)
 	if err != nil {
-		er = j.notArchived(ctx, er, res, err)
+		er = j.notArchived(ctx, er, res, err, rs)
 	} else {
 		er.ArchivedAs, er.HeldGrants = dest, rs.held
 		if dest != "" {
@@ -518,9 +526,11 @@ func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res st
 // new content whole (a new hash; the rows already applied are unchanged
 // against the state), and the run needs attention so that slow writers are
 // noticed. Gone: the content read was applied; the outcome stands. Any
-// other failure: the run needs attention, and the next run archives it
-// (its hash is recorded) or reads it again.
-func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunResult, aerr error) ExportReport {
+// other failure: the run needs attention, its next step names the cause
+// (archiveTrouble), and the next run archives it with this run's report
+// (rs, kept in the run record) when its hash is recorded as processed, or
+// reads it again.
+func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunResult, aerr error, rs *reportSet) ExportReport {
 	log := j.log.With(zap.String("run", er.RunID), zap.String("source", er.Source))
 	var note, next string
 	outcome := er.Outcome
@@ -534,9 +544,15 @@ func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunRes
 		note = "it was removed from the drop folder before it could be archived"
 		log.Warn("the export was removed from the drop folder before it could be archived")
 	default:
-		note = "it could not be archived (" + aerr.Error() + "): it stays in the drop folder, and the next run tries again"
-		next = "check that the drop folder and its " + "processed/ and failed/ are writable and the disk is not full"
+		cause, fix := archiveTrouble(aerr)
+		note = "it could not be archived: " + cause + " (" + aerr.Error() + "): it stays in the drop folder, and the next run tries again"
+		next = fix
 		log.Error("archive the export", zap.Error(aerr))
+		if rs != nil && res.SourceFile != nil && res.SourceFile.Outcome == store.SourceProcessed {
+			note = "it could not be archived: " + cause + " (" + aerr.Error() + "): it stays in the drop folder, " +
+				"and the next run archives it with this run's report"
+			j.keepForLateArchive(ctx, rs.er, rs.held, cause, fix)
+		}
 	}
 	if next != "" && outcome == model.OutcomeOK {
 		outcome = model.OutcomeAttention
