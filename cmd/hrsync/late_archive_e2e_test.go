@@ -28,13 +28,13 @@ type lateReport struct {
 	} `json:"archivedLate"`
 }
 
-// lateBreak is one way an archive fails after the platform calls: break
+// lateBreak is one way an archive fails after the platform calls: fail
 // makes it fail, repair undoes it, and cause is the plain words the next
 // step names.
 type lateBreak struct {
 	name    string
 	setup   func(t *testing.T, rd *remoteDrop) func(e *env) []string
-	break_  func(t *testing.T, e *env, rd *remoteDrop)
+	fail    func(t *testing.T, e *env, rd *remoteDrop)
 	repair  func(t *testing.T, e *env, rd *remoteDrop)
 	cause   string
 	lastHas string
@@ -52,10 +52,10 @@ func TestE2ELateArchive(t *testing.T) {
 	restart := func(t *testing.T, e *env, rd *remoteDrop) { rd.start(t) }
 	lost := "the connection to the drop folder's server was lost"
 	for _, c := range []lateBreak{
-		{name: "local", break_: immutable("+i"), repair: immutable("-i"),
+		{name: "local", fail: immutable("+i"), repair: immutable("-i"),
 			cause: "hrsync was not allowed to write into the drop folder's processed/ or failed/ (permission denied)", lastHas: "permission denied"},
-		{name: "sftp", setup: sftpDrop, break_: server, repair: restart, cause: lost, lastHas: lost},
-		{name: "s3", setup: s3Drop, break_: server, repair: restart, cause: lost, lastHas: lost},
+		{name: "sftp", setup: sftpDrop, fail: server, repair: restart, cause: lost, lastHas: lost},
+		{name: "s3", setup: s3Drop, fail: server, repair: restart, cause: lost, lastHas: lost},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -101,7 +101,7 @@ func lateArchive(t *testing.T, e *env, rd *remoteDrop, c lateBreak) {
 	if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
 		t.Fatal("the run never created the people")
 	}
-	c.break_(t, e, rd)
+	c.fail(t, e, rd)
 	first := <-done
 	if first.code != 4 {
 		t.Fatalf("a run whose archive failed after the calls: want exit 4, got %s", first)

@@ -18,7 +18,7 @@ import (
 	"hrsync/store"
 )
 
-// LateArchive, in the report of an export, says that the run which sent
+// LateArchive says, in the report of an export, that the run which sent
 // it could not archive it, and why; a later run archived it with this
 // report.
 type LateArchive struct {
