@@ -116,9 +116,14 @@ func TestHTMLPeople(t *testing.T) {
 		}
 	})
 	t.Run("duplicate", func(t *testing.T) {
-		html := render(t, Summary{Outcome: "ok", Duplicate: true, People: &People{AlreadyThereCount: 5}})
-		if !strings.Contains(html, "processed before (the same content): nothing was changed") || strings.Contains(html, "Already there") {
+		html := render(t, Summary{Outcome: "ok", Duplicate: true})
+		if !strings.Contains(html, "processed before (the same content): nothing was changed") || strings.Contains(html, "<h2") {
 			t.Errorf("a duplicate's report:\n%s", html)
+		}
+		// Content processed before whose people still waiting were sent.
+		html = render(t, Summary{Outcome: "ok", Duplicate: true, People: &People{Added: []Person{{ExternalID: "P1", Granted: 25}}, Granted: 25}})
+		if !strings.Contains(html, "1 person added (25.00 granted).") || !strings.Contains(html, "Added (1)") {
+			t.Errorf("a duplicate that sent the people still waiting:\n%s", html)
 		}
 	})
 	t.Run("approved and archived late", func(t *testing.T) {

@@ -25,7 +25,7 @@ type section struct {
 // say that instead.
 func Headline(s Summary) string {
 	switch {
-	case s.Duplicate:
+	case s.Duplicate && s.People.Empty():
 		return "This export was processed before (the same content): nothing was changed."
 	case s.Outcome == "safeguard" && s.Approval == nil:
 		return "A safeguard stopped this export before anything was changed: nobody was added, changed or marked as left."
@@ -75,7 +75,7 @@ func peoplePhrases(p *People) []string {
 // what would have happened.
 func sections(s Summary) []section {
 	var out []section
-	if p := s.People; p != nil && !s.Duplicate {
+	if p := s.People; p != nil {
 		would := s.Outcome == "safeguard" && s.Approval == nil
 		for _, l := range peopleLists(p, would) {
 			if l.count == 0 {

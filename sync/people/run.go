@@ -369,6 +369,10 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 			x.log.Warn("list held grants for the report; the people added are listed without that check", zap.Error(werr))
 		}
 		x.er.People = peopleReport(plan, res.Refusals, waiting)
+		if x.er.Duplicate {
+			// Content processed before: only its people still waiting were sent.
+			x.er.People.AlreadyThere, x.er.People.AlreadyThereCount = nil, 0
+		}
 	}
 	if err != nil {
 		// The file stays where it is: the next run picks it up again and,
