@@ -97,7 +97,7 @@ func lateArchive(t *testing.T, e *env, rd *remoteDrop, c lateBreak) {
 	}
 	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
 	done := make(chan result, 1)
-	go func() { done <- e.runNoFatal("run", "people") }()
+	go func() { done <- e.runNoFatal("run", "people", "-o", "json") }()
 	if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
 		t.Fatal("the run never created the people")
 	}
@@ -109,6 +109,11 @@ func lateArchive(t *testing.T, e *env, rd *remoteDrop, c lateBreak) {
 	line := lastLine(t, first).Msg
 	if !strings.Contains(line, "could not be archived") || !strings.Contains(line, c.lastHas) {
 		t.Errorf("last line %q; want it to say the export could not be archived and why (%q)", line, c.lastHas)
+	}
+	// The report says, in plain words, why it is not archived and that
+	// the next run archives it with this report.
+	if want := `"cause": "` + c.cause + `; the next run archives it with this report"`; !strings.Contains(first.stdout, want) {
+		t.Errorf("the run's JSON report lacks %s:\n%s", want, first.stdout)
 	}
 	c.repair(t, e, rd)
 

@@ -135,6 +135,9 @@ func hrSummary(er ExportReport, rejectsName, jsonName string, now time.Time) rep
 // where, in words; empty when nothing is to do.
 func hrNext(er ExportReport, rejectsName string) string {
 	var steps []string
+	if n := er.NotArchived; n != nil {
+		steps = append(steps, "it was not archived: "+joinNonEmpty(n.Cause, n.Next))
+	}
 	if l := er.ArchivedLate; l != nil {
 		steps = append(steps, "it was archived late because "+l.Cause+"; to keep that from happening again, "+l.Next)
 		if er.People == nil {

@@ -76,6 +76,9 @@ type ExportReport struct {
 	// ArchivedLate says the run that sent the export could not archive it:
 	// a later run archived it with this report.
 	ArchivedLate *LateArchive `json:"archivedLate,omitempty"`
+	// NotArchived says, in plain words, why the export could not be
+	// archived (it stays in the drop folder) and what prevents it.
+	NotArchived *LateArchive `json:"notArchived,omitempty"`
 }
 
 // Report is what one RunOnce did.
