@@ -2,7 +2,7 @@
 -- processes, and `hrsync status` shows the worst run of a job's last cycle,
 -- the outcome its exit code gave. '' for a cycle of one run, and for the
 -- runs recorded before this column. Keep this file and
--- ../postgres/00014_run_cycle.sql in step.
+-- ../postgres/00015_run_cycle.sql in step.
 
 -- +goose Up
 ALTER TABLE runs ADD COLUMN cycle TEXT NOT NULL DEFAULT '';
