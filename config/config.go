@@ -35,6 +35,9 @@ type Config struct {
 	HTTP HTTP `yaml:"http"`
 	// Metrics is where one-shot runs push their metrics.
 	Metrics Metrics `yaml:"metrics"`
+	// SCIM is the SCIM 2.0 endpoint the daemon serves to identity
+	// providers, for the tenants whose source is scim.
+	SCIM SCIM `yaml:"scim"`
 	// Timezone is the IANA zone that schedules are read in.
 	Timezone string `yaml:"timezone"`
 	// Reports configures the reports written beside archived exports.
@@ -120,6 +123,18 @@ type Log struct {
 type HTTP struct {
 	// Listen is a host:port to serve on; "" serves nothing.
 	Listen string `yaml:"listen"`
+}
+
+// SCIM configures the SCIM 2.0 endpoint of `hrsync daemon` (docs/scim.md):
+// identity providers such as Okta and Microsoft Entra ID push users to it,
+// and each tenant whose source is scim is selected by its own token.
+type SCIM struct {
+	// Listen is the host:port the endpoint is served on, a listener of its
+	// own (not http.listen's); "" serves no SCIM endpoint.
+	Listen string `yaml:"listen"`
+	// Settle is how long after a tenant's last SCIM write its people job
+	// runs: a burst of writes gives one run.
+	Settle Duration `yaml:"settle"`
 }
 
 // Metrics configures the metrics of one-shot runs (`hrsync run`), which end
@@ -259,6 +274,7 @@ const (
 	DefaultGrantReason = model.InitialGrantReason
 	DefaultLanguage    = "en-US"
 	DefaultPeopleCron  = "*/15 * * * *"
+	DefaultSCIMSettle  = 60 * time.Second
 )
 
 // Default returns the configuration used for every key a file leaves out.
@@ -277,6 +293,7 @@ func Default() *Config {
 		},
 		Log:      Log{Level: "info", Format: "auto"},
 		Reports:  Reports{Mode: DefaultReportsMode},
+		SCIM:     SCIM{Settle: D(DefaultSCIMSettle)},
 		Notify:   defaultNotify(),
 		Timezone: DefaultTimezone,
 		location: time.UTC,
