@@ -143,3 +143,22 @@ type Directory interface {
 	// first.
 	Audit(ctx context.Context, tenant string, afterSeq int64, limit int) ([]AuditEntry, error)
 }
+
+// Entry is a user as a reader of the whole directory sees it (the people job, through the SCIM
+// source kind): the user as last written, and whether it was deleted since.
+type Entry struct {
+	User
+	// Deleted is when the user was deleted; zero while it exists. A deleted user keeps the
+	// attributes it had when it was deleted.
+	Deleted time.Time
+	// Seq is the change sequence of the user's last change (its deletion included).
+	Seq int64
+}
+
+// Feed reads a tenant's directory whole, as the people job does: the users whose last change has a
+// sequence after afterSeq (0: every user ever created, deleted ones included), in creation order,
+// and the tenant's last change sequence (0 when nothing was ever written), from one snapshot.
+// *store.Store is one (its SCIMUsers method).
+type Feed interface {
+	SCIMUsers(ctx context.Context, tenant string, afterSeq int64) ([]Entry, int64, error)
+}
