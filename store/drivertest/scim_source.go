@@ -1,6 +1,7 @@
 package drivertest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -50,7 +51,7 @@ func testSCIMFeedAsSource(t *testing.T, d Backend) {
 	bal := 75.0
 	users := []directory.User{
 		{ExternalID: "ext-1", UserName: "a@acme.example", Active: true, GivenName: "Ann", FamilyName: "Lee",
-			Emails: []directory.Email{{Value: "other@acme.example"}, {Value: "Ann@Acme.example", Primary: true}},
+			Emails:     []directory.Email{{Value: "other@acme.example"}, {Value: "Ann@Acme.example", Primary: true}},
 			Department: "Eng", Location: "Paris", StartDate: "2026-01-05", BalanceOverride: &bal},
 		{EmployeeNumber: "E-2", UserName: "b@acme.example", Active: true, GivenName: "Bo", FamilyName: "Kim"},
 		{ExternalID: "ext-3", UserName: "nomail", Active: true, GivenName: "Cy", FamilyName: "Ng"},
@@ -101,4 +102,34 @@ func testSCIMFeedAsSource(t *testing.T, d Backend) {
 		t.Fatalf("after a reactivation: %s, %d people, same hash %v; want scim:acme@7, 3 people, a new hash",
 			after.Name(), len(people), after.SHA256() == x.SHA256())
 	}
+}
+
+// testSCIMBirthdayMigration: birth dates a directory stored with their year
+// before 00013 are rewritten as their month and day alone; other attributes
+// and birthdays already without a year stay as they were.
+func testSCIMBirthdayMigration(t *testing.T, d Backend) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
+		raw := migratedTo(t, b, 12)
+		for i, attrs := range []string{
+			`{"givenName":"Ann","birthDate":"1985-12-25","location":"Paris"}`,
+			`{"givenName":"Bo","birthDate":"--02-29"}`,
+			`{"givenName":"Cy"}`,
+		} {
+			_, err := raw.ExecContext(ctx(t), b.q(`INSERT INTO scim_users (tenant, id, user_name, user_name_key, external_id,
+				active, attrs, version, created_at, modified_at, created_seq, change_seq)
+				VALUES ('acme', ?, ?, ?, ?, ?, ?, 1, '2026-01-01 00:00:00', '2026-01-01 00:00:00', ?, ?)`),
+				fmt.Sprintf("id-%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("u%d", i), fmt.Sprintf("ext-%d", i), true, attrs, i+1, i+1)
+			must(t, err)
+		}
+		s := b.open(t) // migrates to the latest version
+		users, _, err := s.SCIMUsers(ctx(t), "acme", 0)
+		must(t, err)
+		got := make([]string, 0, len(users))
+		for _, u := range users {
+			got = append(got, u.BirthDate+"/"+u.GivenName+"/"+u.Location)
+		}
+		if want := []string{"--12-25/Ann/Paris", "--02-29/Bo/", "/Cy/"}; !slices.Equal(got, want) {
+			t.Fatalf("after the migration: %v, want %v", got, want)
+		}
+	})
 }

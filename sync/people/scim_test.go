@@ -52,6 +52,9 @@ func (w *scimWorld) create(st *store.Store, i int, balance float64) {
 	if balance != 0 {
 		u.BalanceOverride = &balance
 	}
+	if i == 1 {
+		u.BirthDate = "--12-25" // as the SCIM handler keeps it: no year
+	}
 	got, err := st.SCIMDirectory().Create(w.t.Context(), write, u)
 	if err != nil {
 		w.t.Fatal(err)
@@ -78,6 +81,7 @@ func (w *scimWorld) job(st *store.Store) *people.Job {
 	opts := people.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: 3, Concurrency: 2, DefaultBalance: 10, Safeguards: people.DefaultSafeguards(),
+		Birthdays: st, // as for a tenant with a birthday rule
 	}
 	j, err := people.New(opts, st, sender.NewJournal(st), w.client, nil)
 	if err != nil {
@@ -155,7 +159,8 @@ func wantCounts(t *testing.T, step string, er people.ExportReport, want map[stri
 
 // TestSCIMDirectoryAsSource: on SQLite and PostgreSQL, a tenant whose
 // identity provider pushes 5 users gets them created on the platform once,
-// each with its balance (the override where set); 2 deactivated (one by
+// each with its balance (the override where set), a birthday without its
+// year kept for the birthday rules and never sent; 2 deactivated (one by
 // active false, one deleted) are 2 departures; 1 reactivated is 1 return; a
 // run over the unchanged directory sends nothing; deactivating most users
 // stops the job on the safeguard, run after run, until the operator's
@@ -175,6 +180,15 @@ func TestSCIMDirectoryAsSource(t *testing.T) {
 		if len(onPlatform) != 5 || len(onPlatform["ext-1"]) != 1 || onPlatform["ext-1"][0].Amount != 250 ||
 			len(onPlatform["ext-2"]) != 1 || onPlatform["ext-2"][0].Amount != 10 {
 			t.Fatalf("5 users: on the platform %v; want 5 people, ext-1 granted 250 and ext-2 10, once each", onPlatform)
+		}
+		// The birthday without its year is kept for the birthday rules,
+		// and the platform is sent no made-up birth date.
+		days, err := s.St.Birthdays(t.Context(), "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := w.emu.Person(emulator.DatasetCompanyID, "ext-1"); days["ext-1"] != (store.MonthDay{Month: 12, Day: 25}) || p.BirthDate != "" {
+			t.Fatalf("5 users: birthdays kept %v, platform birthDate %q; want ext-1 on 12-25 and none sent", days, p.BirthDate)
 		}
 
 		w.setActive("ext-2", false)

@@ -54,8 +54,10 @@ type User struct {
 	EmployeeNumber string
 	Department     string
 
-	// StartDate and BirthDate are calendar days (YYYY-MM-DD) from the hrsync extension.
+	// StartDate is a calendar day (YYYY-MM-DD) from the hrsync extension.
 	StartDate string
+	// BirthDate is the hrsync extension's birth date as a directory keeps it: the month and day
+	// alone, "--MM-DD" (see Birthday); the SCIM handler drops the year as it reads a request.
 	BirthDate string
 	// Location is the hrsync extension's office or site.
 	Location string
