@@ -164,7 +164,7 @@ shown as [redacted] or left out, and passwords in URLs as xxxxx. -o json prints
 			var b strings.Builder
 			fmt.Fprintf(&b, "# effective configuration of %s, secrets redacted\n", path)
 			if line := scimStatus(cfg); line != "" {
-				fmt.Fprintf(&b, "  %s\n", line)
+				fmt.Fprintf(&b, "# %s\n", line)
 			}
 			for _, line := range secretStatus(cfg) {
 				fmt.Fprintf(&b, "# %s\n", line)
