@@ -36,12 +36,20 @@ var exampleSCIMDir = filepath.Join("..", "..", "examples")
 // newSCIMEnv starts an emulator and writes the configuration of
 // examples/scim.yaml into the test's folder, with its token file beside it,
 // changed only where a test must: the listeners on free ports, the
-// emulator's address, the state in the test's folder, JSON logs, the
-// settle delay, and extra keys under the tenant's people section. Each
-// change must find its line in the example, so the test follows the file.
-func newSCIMEnv(t *testing.T, settle string, people ...string) *env {
+// emulator's address, the state (a SQLite file in the test's folder, or
+// with storeKind storePostgres a fresh schema of the test server), JSON
+// logs, the settle delay, and extra keys under the tenant's people section.
+// Each change must find its line in the example, so the test follows the
+// file.
+func newSCIMEnv(t *testing.T, storeKind, settle string, people ...string) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), storeKind: storeSQLite}
+	e := &env{t: t, dir: t.TempDir(), storeKind: storeKind}
+	storeCfg := "store:\n  url: sqlite:" + filepath.Join(e.dir, "state.db") + "\n"
+	if storeKind == storePostgres {
+		e.pgURL = postgresURL(t)
+		e.schema = freshSchema(t, e.pgURL) // registered before the emulator starts, so dropped after it stops
+		storeCfg = "store:\n  schema: " + e.schema + "\n"
+	}
 	e.emu = startEmulator(t)
 	ds := e.emu.dataset(t)
 	e.company = ds.CompanyID
@@ -70,7 +78,7 @@ func newSCIMEnv(t *testing.T, settle string, people ...string) *env {
 		}
 		text = strings.Replace(text, r[0], r[1], 1)
 	}
-	text = "store:\n  url: sqlite:" + filepath.Join(e.dir, "state.db") + "\nlog:\n  level: info\n  format: json\n" + text
+	text = storeCfg + "log:\n  level: info\n  format: json\n" + text
 	e.config = filepath.Join(e.dir, "hrsync.yaml")
 	if err := os.WriteFile(e.config, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -224,14 +232,15 @@ func op(name, path string, value any) map[string]any {
 	return o
 }
 
-// stateDB opens the worker's SQLite state read-only once for a test that
-// reads it while the daemon writes it.
+// stateReader reads the worker's state (the SQLite file read-only, or the
+// test's PostgreSQL schema) through one handle, while the daemon writes it.
 type stateReader struct {
 	t  *testing.T
+	e  *env
 	db *sql.DB
 }
 
-func (e *env) stateReader() stateReader { return stateReader{t: e.t, db: e.stateDB()} }
+func (e *env) stateReader() stateReader { return stateReader{t: e.t, e: e, db: e.stateDB()} }
 
 // ids lists the tenant's people in the state whose departure is recorded
 // (departed) or not.
@@ -241,7 +250,7 @@ func (s stateReader) people(departed bool) map[string]bool {
 	if departed {
 		q = `SELECT external_id FROM people WHERE tenant = ? AND departed_at IS NOT NULL`
 	}
-	rows, err := s.db.QueryContext(s.t.Context(), q, tenantName)
+	rows, err := s.db.QueryContext(s.t.Context(), s.e.rebind(q), tenantName)
 	if err != nil {
 		s.t.Fatalf("read people: %v", err)
 	}
@@ -264,7 +273,7 @@ func (s stateReader) people(departed bool) map[string]bool {
 func (s stateReader) runs(outcome string) int {
 	s.t.Helper()
 	var n int
-	err := s.db.QueryRowContext(s.t.Context(), `SELECT COUNT(*) FROM runs WHERE job = 'people' AND tenant = ? AND outcome = ?`,
+	err := s.db.QueryRowContext(s.t.Context(), s.e.rebind(`SELECT COUNT(*) FROM runs WHERE job = 'people' AND tenant = ? AND outcome = ?`),
 		tenantName, outcome).Scan(&n)
 	if err != nil {
 		s.t.Fatalf("count runs: %v", err)
