@@ -29,87 +29,111 @@ import (
 func TestE2ESCIMFromEntra(t *testing.T) {
 	e := newSCIMEnv(t, storeSQLite, "1s")
 	d := e.startDaemon()
-	c := newIdP(t, d)
-	st := e.stateReader()
-	staff := genPeople(0, 200)
-
-	t.Run("200 users pushed are created once, each with its balance", func(t *testing.T) {
-		for _, p := range staff {
-			c.provision(p)
-		}
-		waitState(t, d, "200 people at the emulator", func() bool { return len(e.emu.people(t, e.company)) == len(staff) })
-		checkEmulatorPeople(t, e, staff)
-	})
-
-	t.Run("Entra's PATCH forms are stored; nobody is created or granted again", func(t *testing.T) {
-		ok := st.runs("ok")
-		c.patch("P00001", op("Replace", `emails[type eq "work"].value`, "p00001.renamed@example.test"),
-			op("Replace", "name.familyName", "Renamed"))
-		c.patch("P00002", op("Replace", "", map[string]any{
-			"name.givenName": "Renamed", scimEnterpriseUser + ":department": "Finance", "displayName": "Renamed Person",
-		}))
-		c.patch("P00003", op("Add", scimHrsyncUser+":location", "Remote"))
-		status, u := c.do(http.MethodGet, "/Users/"+c.ids["P00001"], nil)
-		if emails, _ := u["emails"].([]any); status != http.StatusOK || len(emails) != 1 ||
-			emails[0].(map[string]any)["value"] != "p00001.renamed@example.test" {
-			t.Fatalf("GET P00001 after the PATCH: %d %v", status, u)
-		}
-		waitState(t, d, "a people run after the profile changes", func() bool { return st.runs("ok") > ok })
-		checkEmulatorPeople(t, e, staff)
-	})
-
-	left := []string{"P00010", "P00011", "P00012", "P00013", "P00014"}
-	t.Run("deactivations (active as the string False) and a deletion are departures", func(t *testing.T) {
-		for _, id := range left {
-			c.patch(id, op("Replace", "active", "False"))
-		}
-		if status, _ := c.do(http.MethodDelete, "/Users/"+c.ids["P00015"], nil); status != http.StatusNoContent {
-			t.Fatalf("DELETE P00015: %d", status)
-		}
-		want := append(append([]string{}, left...), "P00015")
-		waitState(t, d, "6 departures recorded", func() bool { return sameSet(st.people(true), want) })
-	})
-
-	t.Run("a reactivation (active as the string True) is a return", func(t *testing.T) {
-		c.patch("P00012", op("Replace", "active", "True"))
-		waitState(t, d, "P00012 back", func() bool { return !st.people(true)["P00012"] && len(st.people(true)) == 5 })
-		if got := e.runCounts("returned"); got != 1 {
-			t.Errorf("runs counted %d returns, want 1", got)
-		}
-		if got := e.runCounts("departed"); got != 6 {
-			t.Errorf("runs counted %d departures, want 6", got)
-		}
-		checkEmulatorPeople(t, e, staff)
-	})
-
-	t.Run("deactivating half the users stops the job until approved", func(t *testing.T) {
-		for i := 50; i < 150; i++ {
-			id := fmt.Sprintf("P%05d", i)
-			if i%2 == 0 {
-				c.patch(id, op("Replace", "", map[string]any{"active": false})) // without a path
-			} else {
-				c.patch(id, op("Replace", "active", false))
-			}
-		}
-		waitState(t, d, "a safeguard stop", func() bool { return st.runs("safeguard") > 0 })
-		if n := len(st.people(true)); n != 5 {
-			t.Errorf("%d departures recorded while stopped, want the 5 from before", n)
-		}
-		checkSafeguardReported(t, e, d)
-
-		res := e.runUnlocked("run", "people", "--tenant", tenantName, "--override-safeguards")
-		if res.code != 0 {
-			t.Fatalf("the approval: %s", res)
-		}
-		if n := len(st.people(true)); n != 105 {
-			t.Errorf("%d departures recorded after the approval, want 105", n)
-		}
-		checkEmulatorPeople(t, e, staff)
-	})
-
+	w := &scimWorld{e: e, d: d, c: newIDP(t, d), st: e.stateReader(), staff: genPeople(0, 200)}
+	w.pushAll(t)
+	w.entraPatches(t)
+	w.departures(t)
+	w.reactivation(t)
+	w.massDeactivation(t)
 	if code := d.stop(t); code != 0 {
 		t.Errorf("SIGTERM: exit %d, want 0\n%s", code, tail(d.stderr.String(), 20))
 	}
+}
+
+// scimWorld is the daemon of a SCIM test, its identity provider and its
+// state; the steps of TestE2ESCIMFromEntra run in order on it.
+type scimWorld struct {
+	e     *env
+	d     *daemonProc
+	c     *idp
+	st    stateReader
+	staff []person
+}
+
+// pushAll provisions every user as Entra does: each is created once at
+// the emulator, with one grant of its balance.
+func (w *scimWorld) pushAll(t *testing.T) {
+	for _, p := range w.staff {
+		w.c.provision(p)
+	}
+	waitState(t, w.d, "200 people at the emulator", func() bool { return len(w.e.emu.people(t, w.e.company)) == len(w.staff) })
+	checkEmulatorPeople(t, w.e, w.staff)
+}
+
+// entraPatches sends Entra's PATCH forms of profile changes: they are
+// stored, and nobody is created or granted again.
+func (w *scimWorld) entraPatches(t *testing.T) {
+	ok := w.st.runs("ok")
+	w.c.patch("P00001", op("Replace", `emails[type eq "work"].value`, "p00001.renamed@example.test"),
+		op("Replace", "name.familyName", "Renamed"))
+	w.c.patch("P00002", op("Replace", "", map[string]any{
+		"name.givenName": "Renamed", scimEnterpriseUser + ":department": "Finance", "displayName": "Renamed Person",
+	}))
+	w.c.patch("P00003", op("Add", scimHrsyncUser+":location", "Remote"))
+	status, u := w.c.do(http.MethodGet, "/Users/"+w.c.ids["P00001"], nil)
+	if emails, _ := u["emails"].([]any); status != http.StatusOK || len(emails) != 1 ||
+		emails[0].(map[string]any)["value"] != "p00001.renamed@example.test" {
+		t.Fatalf("GET P00001 after the PATCH: %d %v", status, u)
+	}
+	waitState(t, w.d, "a people run after the profile changes", func() bool { return w.st.runs("ok") > ok })
+	checkEmulatorPeople(t, w.e, w.staff)
+}
+
+// departures deactivates five users as Entra does, active as the string
+// "False", and deletes one: six departures are recorded.
+func (w *scimWorld) departures(t *testing.T) {
+	want := []string{"P00010", "P00011", "P00012", "P00013", "P00014"}
+	for _, id := range want {
+		w.c.patch(id, op("Replace", "active", "False"))
+	}
+	if status, _ := w.c.do(http.MethodDelete, "/Users/"+w.c.ids["P00015"], nil); status != http.StatusNoContent {
+		t.Fatalf("DELETE P00015: %d", status)
+	}
+	want = append(want, "P00015")
+	waitState(t, w.d, "6 departures recorded", func() bool { return sameSet(w.st.people(true), want) })
+}
+
+// reactivation reactivates one of them, active as the string "True": a
+// return, counted once.
+func (w *scimWorld) reactivation(t *testing.T) {
+	w.c.patch("P00012", op("Replace", "active", "True"))
+	waitState(t, w.d, "P00012 back", func() bool { return !w.st.people(true)["P00012"] && len(w.st.people(true)) == 5 })
+	if got := w.e.runCounts("returned"); got != 1 {
+		t.Errorf("runs counted %d returns, want 1", got)
+	}
+	if got := w.e.runCounts("departed"); got != 6 {
+		t.Errorf("runs counted %d departures, want 6", got)
+	}
+	checkEmulatorPeople(t, w.e, w.staff)
+}
+
+// massDeactivation deactivates 100 of the 195 active users (half with a
+// PATCH without path), waits for the safeguard stop, checks that nothing
+// was applied and that the stop is reported, then approves it as an
+// operator does and checks that the departures are applied.
+func (w *scimWorld) massDeactivation(t *testing.T) {
+	for i := 50; i < 150; i++ {
+		id := fmt.Sprintf("P%05d", i)
+		if i%2 == 0 {
+			w.c.patch(id, op("Replace", "", map[string]any{"active": false})) // without a path
+		} else {
+			w.c.patch(id, op("Replace", "active", false))
+		}
+	}
+	waitState(t, w.d, "a safeguard stop", func() bool { return w.st.runs("safeguard") > 0 })
+	if n := len(w.st.people(true)); n != 5 {
+		t.Errorf("%d departures recorded while stopped, want the 5 from before", n)
+	}
+	checkSafeguardReported(t, w.e, w.d)
+
+	res := w.e.runUnlocked("run", "people", "--tenant", tenantName, "--override-safeguards")
+	if res.code != 0 {
+		t.Fatalf("the approval: %s", res)
+	}
+	if n := len(w.st.people(true)); n != 105 {
+		t.Errorf("%d departures recorded after the approval, want 105", n)
+	}
+	checkEmulatorPeople(t, w.e, w.staff)
 }
 
 // checkEmulatorPeople wants each of staff once at the emulator, with one
@@ -245,7 +269,7 @@ func scimKillScenario(t *testing.T, store string) {
 	// and hrsync learning of it.
 	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "200ms"})
 	d := e.startDaemon()
-	c := newIdP(t, d)
+	c := newIDP(t, d)
 	st := e.stateReader()
 	staff := genPeople(0, 120)
 	for _, p := range staff {
@@ -315,7 +339,7 @@ func scimKillScenario(t *testing.T, store string) {
 func TestE2ESCIMReplicas(t *testing.T) {
 	e := newSCIMEnv(t, storePostgres, "1s")
 	a, b := e.startDaemon("--replica-id", "replica-a"), e.startDaemon("--replica-id", "replica-b")
-	ca, cb := newIdP(t, a), newIdP(t, b)
+	ca, cb := newIDP(t, a), newIDP(t, b)
 	cb.ids = ca.ids
 	st := e.stateReader()
 	staff := genPeople(0, 100)

@@ -113,8 +113,8 @@ type idp struct {
 	ids    map[string]string // SCIM id by externalId
 }
 
-// newIdP waits for the daemon's SCIM address and returns a client of it.
-func newIdP(t *testing.T, d *daemonProc) *idp {
+// newIDP waits for the daemon's SCIM address and returns a client of it.
+func newIDP(t *testing.T, d *daemonProc) *idp {
 	t.Helper()
 	return &idp{t: t, base: waitSCIM(t, d), token: scimToken(t), client: &http.Client{Timeout: 30 * time.Second}, ids: map[string]string{}}
 }
