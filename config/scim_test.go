@@ -1,97 +1,79 @@
 package config
 
 import (
-	"os"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"hrsync/sources/scimsrc"
 )
 
-func TestSCIMSection(t *testing.T) {
-	t.Run("off by default, settle 60s", func(t *testing.T) {
-		cfg := mustLoad(t, minimal, nil)
-		if cfg.SCIM.Listen != "" || cfg.SCIM.Settle.Duration != time.Minute {
-			t.Errorf("scim = %+v, want no listener and a settle of 60s", cfg.SCIM)
-		}
-		if got := cfg.SCIMTenants(); len(got) != 0 {
-			t.Errorf("SCIMTenants = %v, want none (the tenant is fed by a drop folder)", got)
-		}
-	})
-	t.Run("a listener with no tenant fed by scim", func(t *testing.T) {
-		wantOnlyProblem(t, minimal+"scim:\n  listen: 127.0.0.1:8090\n", "scim.listen", "no tenant's source is scim")
-	})
-	t.Run("not host:port", func(t *testing.T) {
-		for _, bad := range []string{"8090", "127.0.0.1", "http://127.0.0.1:8090"} {
-			_, err := load(t, minimal+"scim:\n  listen: \""+bad+"\"\n", nil)
-			if ps := problemsOf(t, err); !hasProblem(ps, "scim.listen", "must be host:port") {
-				t.Errorf("%q: %v, want a problem at scim.listen", bad, err)
-			}
-		}
-	})
-	t.Run("the metrics listener's address", func(t *testing.T) {
-		_, err := load(t, minimal+"http:\n  listen: :9090\nscim:\n  listen: :9090\n", nil)
-		if ps := problemsOf(t, err); !hasProblem(ps, "scim.listen", "is also http.listen") {
-			t.Errorf("%v, want a problem at scim.listen", err)
-		}
-	})
-	t.Run("settle must be a positive duration", func(t *testing.T) {
-		wantOnlyProblem(t, minimal+"scim:\n  settle: 0s\n", "scim.settle", "must be greater than 0")
-		wantOnlyProblem(t, minimal+"scim:\n  settle: -5s\n", "scim.settle", "must be greater than 0")
-		wantOnlyProblem(t, minimal+"scim:\n  settle: soon\n", "scim.settle", "is not a duration")
-	})
-	t.Run("the problem names the file and the line", func(t *testing.T) {
-		_, err := load(t, minimal+"scim:\n  settle: 0s\n", nil)
-		if err == nil || !strings.Contains(err.Error(), "hrsync.yaml") || !strings.Contains(err.Error(), "(line 10)") {
-			t.Errorf("err = %v, want the file and line 10", err)
-		}
-	})
+// scimTenant is a configuration of one tenant fed by SCIM with the given
+// keys under source.scim.
+func scimTenant(keys string) string {
+	return `
+tenants:
+  - name: acme
+    companyId: 10000000-0000-4000-8000-000000000001
+    collectionId: 20000000-0000-4000-8000-000000000002
+    source:
+      scim:
+        ` + keys + "\n"
 }
 
-// TestExampleSCIM checks examples/scim.yaml as `hrsync config check` reads it: the SCIM listener
-// and settle delay, one tenant fed by SCIM whose token file, written relative to the example's
-// folder, is resolved there and holds a placeholder token.
-func TestExampleSCIM(t *testing.T) {
-	path := filepath.Join(examplesDir, "scim.yaml")
-	cfg, err := Load(path, exampleEnv, testKinds, testDialects)
-	if err != nil {
-		t.Fatalf("examples/scim.yaml does not load: %v", err)
-	}
-	if cfg.SCIM.Listen == "" || cfg.SCIM.Listen == cfg.HTTP.Listen {
-		t.Errorf("scim.listen = %q (http.listen %q), want a listener of its own", cfg.SCIM.Listen, cfg.HTTP.Listen)
-	}
-	if cfg.SCIM.Settle.Duration <= 0 {
-		t.Errorf("scim.settle = %v", cfg.SCIM.Settle)
-	}
-	tenants := cfg.SCIMTenants()
-	if len(tenants) != 1 {
-		t.Fatalf("SCIMTenants = %d tenants, want 1", len(tenants))
-	}
-	o := optionsOf[*scimsrc.Options](t, tenants[0])
-	dir, err := filepath.Abs(examplesDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if filepath.Dir(o.TokenFile) != dir {
-		t.Errorf("token file %s, want one in the example's folder %s", o.TokenFile, dir)
-	}
-	tok, err := o.Token().Token(t.Context())
-	if err != nil || len(tok) < 32 || !strings.Contains(string(tok), "NOT-A-SECRET") {
-		t.Errorf("the example's token file holds %d bytes (%v), want a long placeholder that says it is not a secret", len(tok), err)
-	}
-
-	t.Run("a token file that cannot be read names the file and the field", func(t *testing.T) {
-		data, err := os.ReadFile(path)
+// TestSCIMSource: the scim kind's section. Its token file is taken from the
+// configuration's folder and must hold a token; the options give the SCIM
+// endpoint the tenant's token, read from the file; keys are checked.
+func TestSCIMSource(t *testing.T) {
+	t.Run("token file beside the configuration", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "acme.token", "the-token\n")
+		cfg, err := Load(writeFile(t, dir, "c.yaml", scimTenant("tokenFile: acme.token")), noEnv, testKinds, testDialects)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("Load: %v", err)
 		}
-		dir := t.TempDir() // no token file there
-		_, err = Load(writeFile(t, dir, "scim.yaml", string(data)), exampleEnv, testKinds, testDialects)
-		ps := problemsOf(t, err)
-		if !hasProblem(ps, "tenants[0].source.scim.tokenFile", "does not exist") || !strings.Contains(err.Error(), filepath.Join(dir, "scim.yaml")) {
-			t.Errorf("want a problem at tenants[0].source.scim.tokenFile in %s, got %v", dir, err)
+		tn := cfg.Tenants[0]
+		o := optionsOf[*scimsrc.Options](t, tn)
+		if tn.Source.Kind() != "scim" || o.TokenFile != filepath.Join(dir, "acme.token") {
+			t.Fatalf("kind %s, token file %s", tn.Source.Kind(), o.TokenFile)
+		}
+		tok, ok := scimsrc.TokenOf(tn.Source.Options)
+		if !ok {
+			t.Fatal("TokenOf: not a scim tenant")
+		}
+		if b, err := tok.Token(context.Background()); err != nil || string(b) != "the-token" {
+			t.Fatalf("token %q, %v", b, err)
+		}
+		if strings.Contains(o.String(), "the-token") {
+			t.Fatalf("the options print the token: %s", o.String())
+		}
+	})
+	t.Run("a tenant fed otherwise has no token", func(t *testing.T) {
+		if _, ok := scimsrc.TokenOf(mustLoad(t, minimal, nil).Tenants[0].Source.Options); ok {
+			t.Fatal("a drop folder tenant has a SCIM token")
+		}
+	})
+	t.Run("problems", func(t *testing.T) {
+		for _, tt := range []struct{ name, keys, path, reason string }{
+			{"no token file", "maxBalance: 10", "tenants[0].source.scim.tokenFile", "required"},
+			{"unknown key", "tokenFile: t\n        dir: d", "tenants[0].source.scim.dir", "unknown key"},
+			{"negative balance", "tokenFile: acme.token\n        maxBalance: -1", "tenants[0].source.scim.maxBalance", "negative"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				dir := t.TempDir()
+				writeFile(t, dir, "acme.token", "tok")
+				_, err := Load(writeFile(t, dir, "c.yaml", scimTenant(tt.keys)), noEnv, testKinds, testDialects)
+				if ps := problemsOf(t, err); !hasProblem(ps, tt.path, tt.reason) {
+					t.Fatalf("want %s: %s, got\n%v", tt.path, tt.reason, err)
+				}
+			})
+		}
+		dir := t.TempDir()
+		writeFile(t, dir, "empty.token", " \n")
+		_, err := Load(writeFile(t, dir, "c.yaml", scimTenant("tokenFile: empty.token")), noEnv, testKinds, testDialects)
+		if ps := problemsOf(t, err); !hasProblem(ps, "tenants[0].source.scim.tokenFile", "empty") {
+			t.Fatalf("an empty token file: %v", err)
 		}
 	})
 }

@@ -51,11 +51,10 @@ type Run struct {
 type Tenant struct {
 	Name       string `json:"name"`
 	HeldGrants int    `json:"heldGrants"`
-	// Source is the kind of the tenant's source: its section ("csv", "sql",
-	// "scim").
+	// Source is the kind of the tenant's source ("csv", "sql", "scim").
 	Source string `json:"source"`
-	// Files counts the drop folder's files; nil for a source with no
-	// folder (sql, scim).
+	// Files counts the drop folder's files; nil for a source without one
+	// (a SQL query, a SCIM directory).
 	Files *Files `json:"files,omitempty"`
 	// PersonalizationsPending counts the personalizations still waiting for
 	// a Done (pending at the platform, or to be retried).

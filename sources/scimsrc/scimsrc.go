@@ -23,6 +23,12 @@
 // the run stops before any call, and only an operator's
 // `hrsync run people --tenant T --override-safeguards` lifts it (there is
 // no drop folder, hence no approve/ folder, for a directory).
+//
+// The SCIM endpoint (sources/scim) serves every tenant whose source is this
+// kind: TokenOf(tenant.Source.Options) gives the tenant's token for its
+// scim.Options.Tenants, and (*store.Store).SCIMDirectory() is its
+// Directory, the same one this kind reads back through registry.Env's
+// Directory (the store).
 package scimsrc
 
 import (
@@ -41,25 +47,27 @@ import (
 	"hrsync/sources/scim/directory"
 )
 
-// Columns names each field of a person after the SCIM attribute it is read
+// columns names each field of a person after the SCIM attribute it is read
 // from: rejections name the attribute ("emails: ...").
-var columns = map[sources.Field]string{
-	sources.ExternalID: "externalId",
-	sources.Email:      "emails",
-	sources.FirstName:  "name.givenName",
-	sources.LastName:   "name.familyName",
-	sources.Department: "department",
-	sources.Location:   "location",
-	sources.StartDate:  "startDate",
-	sources.BirthDate:  "birthDate",
-	sources.AddBalance: "balanceOverride",
+func columns() map[sources.Field]string {
+	return map[sources.Field]string{
+		sources.ExternalID: "externalId",
+		sources.Email:      "emails",
+		sources.FirstName:  "name.givenName",
+		sources.LastName:   "name.familyName",
+		sources.Department: "department",
+		sources.Location:   "location",
+		sources.StartDate:  "startDate",
+		sources.BirthDate:  "birthDate",
+		sources.AddBalance: "balanceOverride",
+	}
 }
 
 // mapping is the fixed mapping of SCIM attributes to fields, with the
 // options' balance bound.
 func (o *Options) mapping() sources.Mapping {
 	m := sources.Mapping{Columns: map[string]string{}, MaxBalance: o.MaxBalance}
-	for f, attr := range columns {
+	for f, attr := range columns() {
 		m.Columns[f.String()] = attr
 	}
 	return m.WithDefaults()

@@ -293,7 +293,12 @@ func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, pla
 		x.er.Outcome, x.er.Duplicate = model.OutcomeOK, true
 		x.er.Counts = map[string]int{"duplicate": 1}
 		x.er.Cause = "already processed (same content); archived without a change"
-		x.log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
+		msg := "file already processed (same content); archived without a change"
+		if x.er.Directory {
+			x.er.Cause = "the directory has not changed since it was last applied; nothing to do"
+			msg = x.er.Cause
+		}
+		x.log.Info(msg, zap.String("firstRun", firstRun))
 		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeOK, Counts: x.er.Counts}, true)
 		return plan, true, err
 	}
