@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -379,4 +380,36 @@ func waitSCIM(t *testing.T, d *daemonProc) string {
 		t.Fatalf("the daemon did not say where SCIM listens:\n%s", d.stderr)
 	}
 	return ""
+}
+
+// TestSCIMConfigCheck runs `hrsync config check` on examples/scim.yaml as
+// an operator does, from the repository's root: it is valid and says where
+// the daemon serves SCIM; the same file without its token file beside it,
+// or with scim.settle 0, is refused with exit 2, naming the file, the
+// field and the line.
+func TestSCIMConfigCheck(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runIn(t, root, "config", "check", "--config", filepath.Join("examples", "scim.yaml"))
+	if res.code != 0 || !strings.Contains(res.stdout, "scim endpoint: hrsync daemon serves it on 127.0.0.1:8090 for acme") {
+		t.Fatalf("config check of examples/scim.yaml: %s", res)
+	}
+	body, err := os.ReadFile(filepath.Join(exampleSCIMDir, "scim.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "scim.yaml")
+	bad := strings.Replace(string(body), "settle: 10s", "settle: 0s", 1)
+	if err := os.WriteFile(cfg, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = runIn(t, dir, "config", "check", "--config", cfg)
+	for _, want := range []string{cfg, "tenants[0].source.scim.tokenFile: file " + filepath.Join(dir, "scim-acme.token") + " does not exist", "scim.settle: must be greater than 0 (line "} {
+		if res.code != 2 || !strings.Contains(res.stderr+res.stdout, want) {
+			t.Errorf("config check without the token file and with settle 0: want exit 2 and %q, got %s", want, res)
+		}
+	}
 }
