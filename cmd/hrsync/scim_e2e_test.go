@@ -23,12 +23,13 @@ import (
 // no path, booleans as strings), deactivations and a deletion, a
 // reactivation, and a deactivation of half the users, which trips the
 // departures safeguard until an operator approves it. Each write triggers
-// the people job one settle delay (1s) after the last: no schedule fires
-// in the test. The emulator ends with every person created once with one
+// the people job one settle delay (2s, longer than the 1s the endpoint's
+// rate limit makes the client wait) after the last: no schedule fires in
+// the test. The emulator ends with every person created once with one
 // grant of the right balance; the state records the departures and the
 // return; the stop is reported and, once approved, applied.
 func TestE2ESCIMFromEntra(t *testing.T) {
-	e := newSCIMEnv(t, storeSQLite, "1s")
+	e := newSCIMEnv(t, storeSQLite, "2s")
 	d := e.startDaemon()
 	w := &scimWorld{e: e, d: d, c: newIDP(t, d), st: e.stateReader(), staff: genPeople(0, 200)}
 	w.pushAll(t)
@@ -59,6 +60,9 @@ func (w *scimWorld) pushAll(t *testing.T) {
 	}
 	waitState(t, w.d, "200 people at the emulator", func() bool { return len(w.e.emu.people(t, w.e.company)) == len(w.staff) })
 	checkEmulatorPeople(t, w.e, w.staff)
+	// A figure, not an assert: how many runs the 400 requests (with the
+	// endpoint's rate limit's pauses) triggered.
+	t.Logf("%d triggered people runs for the push of %d users", strings.Count(w.d.stderr.String(), "settle delay over: running"), len(w.staff))
 }
 
 // entraPatches sends Entra's PATCH forms of profile changes: they are
