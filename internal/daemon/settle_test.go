@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -177,6 +178,21 @@ func TestSettle(t *testing.T) {
 			w.d.Trigger(key("acme"))
 			after(time.Hour)
 			wantRuns(t, w, t0)
+		})
+	})
+	t.Run("a triggered run in flight at shutdown ends before Run returns", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var committed atomic.Bool
+			w := startSettle(t, func(ctx context.Context, _ int) error {
+				<-ctx.Done() // the batch in flight ends, then the outcome is committed
+				committed.Store(true)
+				return ctx.Err()
+			})
+			after(testSettle) // the run at start is going
+			w.stop(t)
+			if !committed.Load() {
+				t.Error("Run returned before the triggered run in flight ended")
+			}
 		})
 	})
 	t.Run("a job that is not triggerable is ignored", func(t *testing.T) {
