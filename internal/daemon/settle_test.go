@@ -184,7 +184,8 @@ func TestSettle(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			var committed atomic.Bool
 			w := startSettle(t, func(ctx context.Context, _ int) error {
-				<-ctx.Done() // the batch in flight ends, then the outcome is committed
+				<-ctx.Done()
+				time.Sleep(5 * time.Second) // the batch in flight ends (within the grace), then the outcome is committed
 				committed.Store(true)
 				return ctx.Err()
 			})
