@@ -64,6 +64,14 @@ type DropFolder interface {
 	// uses markers) for one run that processes it again, and returns it
 	// as Ready would. The report of the run that failed it stays.
 	Restore(ctx context.Context, rel string) (Export, error)
+	// Approvals lists the files an HR admin placed in approve/ (every
+	// file not ignored, pattern or not), oldest first, complete as Ready
+	// judges it without markers, each hashed, as Approved exports whose
+	// Archive moves them from approve/ to processed/ or failed/. It
+	// creates approve/ when it is not there (where the backend has
+	// folders), so that the admin finds it beside processed/ and failed/;
+	// one that is a link is refused (SubfolderError).
+	Approvals(ctx context.Context) ([]Export, error)
 }
 
 // ErrNotFailedExport matches (errors.Is) the refusals of
@@ -84,4 +92,17 @@ type DropConfig struct {
 	// Warn logs a choice of the configuration that weakens security (a
 	// host key not checked). Nil logs nothing.
 	Warn func(msg string)
+}
+
+// Approved is an export an HR admin placed in the drop folder's approve/
+// (DropFolder.Approvals): the people job takes it past the safeguards
+// once, if a safeguard stopped that content, and archives it to
+// processed/ (or, when no safeguard stopped it, to failed/ with a report
+// saying why).
+type Approved interface {
+	Export
+	// ApprovedBy is who placed the file in approve/ where the backend
+	// knows it (the local file's owner, the SFTP user, the S3 object's
+	// owner); "" when it does not.
+	ApprovedBy() string
 }
