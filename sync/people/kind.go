@@ -49,7 +49,8 @@ func OptionsFor(t config.Tenant, trustIdempotencyKey bool) Options {
 			MaxRejectedRatio: t.Safeguards.MaxRejectedRatio,
 			MinPopulation:    t.Safeguards.MinPopulation,
 		},
-		TrustIdempotencyKey: trustIdempotencyKey,
+		TrustIdempotencyKey:   trustIdempotencyKey,
+		ApproveFromDropFolder: t.Safeguards.ApproveFromDropFolder,
 	}
 }
 
@@ -89,7 +90,7 @@ func cycle(env runner.Env, t config.Tenant) runner.Func {
 		if rep == nil {
 			return runner.Result{}, err
 		}
-		rep.setNextSteps(env.Flags.ConfigPath)
+		rep.setNextSteps(env.Flags.ConfigPath, t.Safeguards.ApproveFromDropFolder)
 		if env.Out != nil {
 			PrintReport(env.Out, rep)
 		}
@@ -143,13 +144,13 @@ func ShellQuote(s string) string {
 }
 
 // setNextSteps gives each export a safeguard stopped its exact next step:
-// the command that runs it once more, past the safeguards.
-func (r *Report) setNextSteps(configPath string) {
+// its move into approve/ when approval from the drop folder is on, and the
+// command that runs it once more, past the safeguards.
+func (r *Report) setNextSteps(configPath string, approveOn bool) {
 	for i := range r.Exports {
 		e := &r.Exports[i]
 		if e.Outcome == model.OutcomeSafeguard {
-			e.Next = "once you have checked the export, run it once past the safeguards: " +
-				OverrideCommand(configPath, r.Tenant, e.ArchivedAs)
+			e.Next = stopNext(approveOn, OverrideCommand(configPath, r.Tenant, e.ArchivedAs))
 		}
 	}
 }

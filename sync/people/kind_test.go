@@ -61,21 +61,30 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 }
 
 func TestSetSafeguardNextSteps(t *testing.T) {
-	rep := &Report{Tenant: "acme", Exports: []ExportReport{
-		{Outcome: model.OutcomeOK, ArchivedAs: "processed/a.csv"},
-		{Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/b c.csv"},
-	}}
-	rep.setNextSteps("c.yaml")
-	if rep.Exports[0].Next != "" {
-		t.Errorf("an ok export got a next step: %q", rep.Exports[0].Next)
-	}
-	want := "once you have checked the export, run it once past the safeguards: " +
-		"hrsync run people --config c.yaml --tenant acme --override-safeguards --file 'failed/b c.csv'"
-	if got := rep.Exports[1].Next; got != want {
-		t.Errorf("next step %q\nwant %q", got, want)
-	}
-	if _, _, next := rep.Summary(); next != want {
-		t.Errorf("the run's next step %q, want the stopped export's", next)
+	command := "hrsync run people --config c.yaml --tenant acme --override-safeguards --file 'failed/b c.csv'"
+	for _, tc := range []struct {
+		approveOn bool
+		want      string
+	}{
+		{true, "once you have checked the export, move it from the drop folder's failed/ into approve/: the next run takes it " +
+			"past the safeguards once (or run it once past the safeguards: " + command + ")"},
+		{false, "approval from the drop folder is off (safeguards.approveFromDropFolder); once you have checked the export, " +
+			"run it once past the safeguards: " + command},
+	} {
+		rep := &Report{Tenant: "acme", Exports: []ExportReport{
+			{Outcome: model.OutcomeOK, ArchivedAs: "processed/a.csv"},
+			{Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/b c.csv"},
+		}}
+		rep.setNextSteps("c.yaml", tc.approveOn)
+		if rep.Exports[0].Next != "" {
+			t.Errorf("an ok export got a next step: %q", rep.Exports[0].Next)
+		}
+		if got := rep.Exports[1].Next; got != tc.want {
+			t.Errorf("approval on %v: next step %q\nwant %q", tc.approveOn, got, tc.want)
+		}
+		if _, _, next := rep.Summary(); next != tc.want {
+			t.Errorf("the run's next step %q, want the stopped export's", next)
+		}
 	}
 }
 

@@ -33,7 +33,10 @@ type reportSet struct {
 	held     []string
 	rows     csvsrc.Records
 	override func(archivedAs string) string
-	now      func() time.Time
+	// approveOn says approval from the drop folder is on: the next step of
+	// a safeguard stop is the move into approve/.
+	approveOn bool
+	now       func() time.Time
 	// suffixes are those of the files the last render made.
 	suffixes []string
 }
@@ -43,7 +46,7 @@ type reportSet struct {
 // rejected, their values read back from the export. A failure to read them
 // is logged: the reports are written without them.
 func (j *Job) gatherReports(ctx context.Context, export Export, er ExportReport) *reportSet {
-	rs := &reportSet{er: er, override: j.opts.OverrideCommand, now: j.now}
+	rs := &reportSet{er: er, override: j.opts.OverrideCommand, approveOn: j.opts.ApproveFromDropFolder, now: j.now}
 	log := j.log.With(zap.String("run", er.RunID), zap.String("source", er.Source))
 	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
 	if err != nil {
@@ -86,14 +89,16 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 		rejectsName = baseName(archivedAs) + reports.RejectsSuffix
 	}
 	summary := reports.Summary{Tenant: er.Tenant, Source: er.Source, RunID: er.RunID, Outcome: string(er.Outcome),
-		Cause: er.Cause, Next: er.Next, Counts: er.Counts, Held: rs.held, RejectsFile: rejectsName, Generated: rs.now()}
+		Cause: er.Cause, Next: er.Next, Counts: er.Counts, Held: rs.held, RejectsFile: rejectsName, Generated: rs.now(),
+		Approval: er.Approval.report()}
 	for _, t := range er.Safeguards {
 		summary.Stops = append(summary.Stops, t.Message)
 	}
 	if er.Outcome == model.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
-		summary.Override = rs.override(archivedAs)
-		er.Next = "once you have checked the export, run it once past the safeguards: " + summary.Override
-		summary.Next = er.Next
+		// The JSON report (operators) keeps the command; the HTML report
+		// (HR admins) says what to do in plain words.
+		er.Next = stopNext(rs.approveOn, rs.override(archivedAs))
+		summary.Next = stopNextForHR(rs.approveOn)
 	}
 	for _, r := range er.Rejections {
 		summary.Rejections = append(summary.Rejections, reports.Rejection{Line: r.Line, Column: r.Field, Reason: r.Reason})

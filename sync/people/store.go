@@ -22,6 +22,7 @@ type Store interface {
 	FailInterrupted(ctx context.Context, job model.Job, tenant string) (n int, err error)
 	SetRunReports(ctx context.Context, id string, names []string) error
 	SourceFileByHash(ctx context.Context, tenant, sha256 string) (f store.SourceFile, ok bool, err error)
+	SafeguardStopByHash(ctx context.Context, tenant, sha256 string) (st store.SafeguardStop, ok bool, err error)
 	LastGoodImport(ctx context.Context, tenant string) (rows int, ok bool, err error)
 
 	SavePeople(ctx context.Context, tenant string, rows []store.PersonRow) error
