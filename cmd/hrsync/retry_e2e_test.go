@@ -61,12 +61,17 @@ func TestE2ERetryAfterSafeguard(t *testing.T) {
 			t.Fatalf("the stopped export is not in failed/: %v", e.archived("failed"))
 		}
 		// The HTML report beside it, as Chromium shows it, says why and
-		// gives the same command.
+		// what the HR admin does, in plain words: no command, no path.
 		text := visibleText(t, filepath.Join(e.drop, "failed", "staff march.csv.report.html"))
 		for _, part := range []string{"SAFEGUARD", "Safeguard stops", "would be marked departed",
-			"If the export is right, run it once past the safeguards: " + want, "Next step: once you have checked the export"} {
+			"move it from the failed folder into the approve folder"} {
 			if !strings.Contains(strings.ToUpper(text), strings.ToUpper(part)) {
 				t.Errorf("the HTML report lacks %q:\n%s", part, text)
+			}
+		}
+		for _, part := range []string{"hrsync run", "--override-safeguards", "failed/", e.config} {
+			if strings.Contains(text, part) {
+				t.Errorf("the HTML report an HR admin reads shows %q:\n%s", part, text)
 			}
 		}
 	})

@@ -103,8 +103,8 @@ func stopNext(approveOn bool, command string) string {
 		return "approval from the drop folder is off (safeguards.approveFromDropFolder); once you have checked the export, " +
 			"run it once past the safeguards: " + command
 	}
-	return "once you have checked the export, move it from the drop folder's failed/ into approve/: the next run takes it " +
-		"past the safeguards once (or run it once past the safeguards: " + command + ")"
+	return "once you have checked the export, move it from the drop folder's failed/ into approve/ (the next run takes it " +
+		"past the safeguards once), or run it once past the safeguards: " + command
 }
 
 // stopNextForHR is the next step of a safeguard stop in the HTML report:

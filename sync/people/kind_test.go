@@ -66,8 +66,8 @@ func TestSetSafeguardNextSteps(t *testing.T) {
 		approveOn bool
 		want      string
 	}{
-		{true, "once you have checked the export, move it from the drop folder's failed/ into approve/: the next run takes it " +
-			"past the safeguards once (or run it once past the safeguards: " + command + ")"},
+		{true, "once you have checked the export, move it from the drop folder's failed/ into approve/ (the next run takes it " +
+			"past the safeguards once), or run it once past the safeguards: " + command},
 		{false, "approval from the drop folder is off (safeguards.approveFromDropFolder); once you have checked the export, " +
 			"run it once past the safeguards: " + command},
 	} {
