@@ -217,3 +217,111 @@ func TestE2EApproveFromDropFolder(t *testing.T) {
 		})
 	})
 }
+
+// TestE2EApproveFolderLinkRefused: an approve/ that is a symbolic link to a
+// folder outside the drop folder, on a local and an SFTP folder, stops the
+// run before any call with a cause naming approve/; nothing is read from or
+// written where it points, and the export waits. (An S3 prefix has no
+// links: a key is a name, never resolved elsewhere.)
+func TestE2EApproveFolderLinkRefused(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, e *env, put func(name string, content []byte)) {
+		outside := t.TempDir()
+		bait := csvExport(genPeople(700, 703))
+		if err := os.WriteFile(filepath.Join(outside, "bait.csv"), bait, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(e.drop, "approve")); err != nil {
+			t.Fatal(err)
+		}
+		put("employees.csv", csvExport(genPeople(0, 3)))
+		res := e.runNoFatal("run", "people")
+		if res.code == 0 {
+			t.Fatalf("exit 0 with approve/ a link:\n%s", res)
+		}
+		if got := lastLine(t, res).Msg; !strings.Contains(got, "the drop folder's approve/ is a symbolic link") || strings.Contains(got, outside) {
+			t.Errorf("last line %q does not name approve/ alone", got)
+		}
+		if n := countOp(e.emu.requests(t), "createPeople"); n != 0 {
+			t.Errorf("%d createPeople calls", n)
+		}
+		left, _ := os.ReadDir(outside)
+		if len(left) != 1 || left[0].Name() != "bait.csv" {
+			t.Errorf("written through the link: %v", left)
+		}
+		if b, err := os.ReadFile(filepath.Join(outside, "bait.csv")); err != nil || string(b) != string(bait) {
+			t.Errorf("the file where the link points changed: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(e.drop, "employees.csv")); err != nil {
+			t.Errorf("the export: %v", err)
+		}
+		// Fixed, the next run processes the export, and approve/ is a folder.
+		if err := os.Remove(filepath.Join(e.drop, "approve")); err != nil {
+			t.Fatal(err)
+		}
+		e.mustRun(0, "run", "people")
+		if fi, err := os.Lstat(filepath.Join(e.drop, "approve")); err != nil || !fi.IsDir() {
+			t.Errorf("approve/ after the fix: %v", err)
+		}
+	}
+	t.Run("local", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, configOptions{})
+		check(t, e, func(name string, content []byte) { e.dropFile(name, content) })
+	})
+	t.Run("sftp", func(t *testing.T) {
+		t.Parallel()
+		rd := &remoteDrop{}
+		e := newEnv(t, configOptions{dropFolder: sftpDrop(t, rd)})
+		check(t, e, func(name string, content []byte) { rd.put(t, name, content) })
+	})
+}
+
+// TestE2EApproveFromDropFolderOff: with safeguards.approveFromDropFolder
+// false, a stop's next step says approval from the drop folder is off and
+// gives the operator's way; approve/ is not created, and a file placed
+// there is left alone.
+func TestE2EApproveFromDropFolderOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, configOptions{})
+	f, err := os.OpenFile(e.config, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("    safeguards:\n      approveFromDropFolder: false\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	staff := genPeople(0, 100)
+	e.dropFile("staff.csv", csvExport(staff))
+	e.mustRun(0, "run", "people")
+	march := csvExport(append(slices.Clone(staff[:50]), genPeople(300, 305)...))
+	e.dropFile("march.csv", march)
+	res := e.mustRun(3, "run", "people")
+	if got := lastLine(t, res).Msg; !strings.Contains(got, "approval from the drop folder is off") || !strings.Contains(got, "--override-safeguards") {
+		t.Errorf("last line %q does not say approval from the drop folder is off", got)
+	}
+	html, err := os.ReadFile(filepath.Join(e.drop, "failed", "march.csv.report.html"))
+	if err != nil || !strings.Contains(string(html), "Approval from the drop folder is turned off") {
+		t.Errorf("the HTML report does not say approval is off (%v)", err)
+	}
+	if _, err := os.Lstat(filepath.Join(e.drop, "approve")); !os.IsNotExist(err) {
+		t.Errorf("approve/ created with approval off: %v", err)
+	}
+	if err := os.Mkdir(filepath.Join(e.drop, "approve"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(e.drop, "failed", "march.csv"), filepath.Join(e.drop, "approve", "march.csv")); err != nil {
+		t.Fatal(err)
+	}
+	e.emu.clearRequests(t)
+	e.mustRun(0, "run", "people")
+	if n := countOp(e.emu.requests(t), "createPeople"); n != 0 {
+		t.Errorf("%d createPeople calls with approval off", n)
+	}
+	if got := e.archived("approve"); !slicesEqual(got, []string{"march.csv"}) {
+		t.Errorf("approve/ holds %v, want march.csv left alone", got)
+	}
+}
