@@ -8,6 +8,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -106,6 +107,8 @@ func eachDropBackend(t *testing.T, test func(t *testing.T, e *env, b dropBackend
 // export placed in approve/ again is a duplicate, archived without a call.
 func TestE2EApproveFromDropFolder(t *testing.T) {
 	eachDropBackend(t, func(t *testing.T, e *env, b dropBackend) {
+		hook := newReceiver(t, http.StatusOK)
+		e.withNotify("    notify:\n      webhooks:\n        - {urlFile: "+e.secretFile("hook-url", hook.srv.URL+"/hook")+"}\n", "")
 		staff := genPeople(0, 100)
 		b.put(t, e, "staff.csv", csvExport(staff))
 		e.mustRun(0, "run", "people")
@@ -165,6 +168,17 @@ func TestE2EApproveFromDropFolder(t *testing.T) {
 			}
 			if n := e.count("SELECT COUNT(*) FROM safeguard_stops WHERE approved_run IS NOT NULL"); n != 1 {
 				t.Errorf("%d approvals recorded, want 1", n)
+			}
+			// Told about problems only, the tenant hears of the approval all the same.
+			var told bool
+			for _, body := range hook.got() {
+				var ev struct{ Outcome, Cause string }
+				if json.Unmarshal(body, &ev) == nil && ev.Outcome == "ok" && strings.Contains(ev.Cause, "march.csv: approved by "+b.by(e)) {
+					told = true
+				}
+			}
+			if !told {
+				t.Errorf("no notification says the export was approved: %d messages", len(hook.got()))
 			}
 		})
 

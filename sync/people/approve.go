@@ -43,6 +43,17 @@ func (a *Approval) who() string {
 	return a.By
 }
 
+// Approved tells whether the run took an export an HR admin approved
+// past the safeguards.
+func (r *Report) Approved() bool {
+	for _, e := range r.Exports {
+		if e.Approval != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // approvalOf checks the export an HR admin placed in approve/: the
 // approval of its safeguard stop, or nil when no safeguard stopped that
 // content (or its approval was used: then the content was processed, and
