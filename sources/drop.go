@@ -49,8 +49,9 @@ type DropFolder interface {
 	// processed/: the last good export that personalize reads again.
 	Archived(ctx context.Context, name, sha256 string) (Source, error)
 	// Count counts the files waiting (those matching the pattern, at
-	// once: without waiting for them to be stable) and the exports
-	// archived in processed/ and failed/, reports left out.
+	// once: without waiting for them to be stable), the exports archived
+	// in processed/ and failed/ and the files placed in approve/, reports
+	// left out.
 	Count(ctx context.Context) (DropCounts, error)
 	// Waiting lists the modification times of the files waiting (those
 	// Count counts as waiting), at once, none of them read.
@@ -78,9 +79,10 @@ type DropFolder interface {
 // DropFolder.FailedExport and Restore.
 var ErrNotFailedExport = errors.New("not an export in failed/")
 
-// DropCounts counts a drop folder's files (DropFolder.Count).
+// DropCounts counts a drop folder's files (DropFolder.Count): Approve
+// counts the files an HR admin placed in approve/.
 type DropCounts struct {
-	Waiting, Processed, Failed int
+	Waiting, Processed, Failed, Approve int
 }
 
 // DropConfig is what a backend needs to open a drop folder.

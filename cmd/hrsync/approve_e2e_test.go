@@ -143,6 +143,9 @@ func TestE2EApproveFromDropFolder(t *testing.T) {
 			if err := os.Remove(filepath.Join(e.drop, "failed", "march.csv")); err != nil {
 				t.Fatal(err)
 			}
+			if st := e.mustRun(0, "status"); !strings.Contains(st.stdout, "tenant "+tenantName+": 1 files in approve/, for the next run") {
+				t.Errorf("status does not count the file in approve/:\n%s", st.stdout)
+			}
 			e.emu.clearRequests(t)
 			res := e.mustRun(0, "run", "people")
 			if got := lastLine(t, res).Msg; !strings.Contains(got, "march.csv: approved by ") {
@@ -337,5 +340,8 @@ func TestE2EApproveFromDropFolderOff(t *testing.T) {
 	}
 	if got := e.archived("approve"); !slicesEqual(got, []string{"march.csv"}) {
 		t.Errorf("approve/ holds %v, want march.csv left alone", got)
+	}
+	if st := e.mustRun(0, "status"); !strings.Contains(st.stdout, "approval from the drop folder is off (safeguards.approveFromDropFolder); 1 files in approve/ left alone") {
+		t.Errorf("status does not say approval is off:\n%s", st.stdout)
 	}
 }

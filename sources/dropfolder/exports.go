@@ -139,7 +139,7 @@ func (e *exports) Count(context.Context) (sources.DropCounts, error) {
 	for _, c := range []struct {
 		dir   string
 		count *int
-	}{{ProcessedDir, &n.Processed}, {FailedDir, &n.Failed}} {
+	}{{ProcessedDir, &n.Processed}, {FailedDir, &n.Failed}, {ApproveDir, &n.Approve}} {
 		dir, _, err := e.folder.subfolder(c.dir)
 		if err != nil {
 			return n, err
