@@ -18,10 +18,14 @@
 // A crash before step 3 leaves the file in place; the next run finds its
 // hash already committed and only archives it.
 //
-// After a safeguard stop, Restore takes an export back from failed/ for one
-// run that processes it again (`hrsync run people --override-safeguards
-// --file failed/NAME`); the report of the stopped run stays in failed/, and
-// the export goes through the same protocol from step 2.
+// After a safeguard stop, an HR admin approves the export by moving it from
+// failed/ into approve/: Approvals lists the files there, and the people
+// job takes one a safeguard stopped past the safeguards once, archiving it
+// from approve/ like any export. An operator's way is Restore, which takes
+// an export back from failed/ for one run that processes it again (`hrsync
+// run people --override-safeguards --file failed/NAME`); the report of the
+// stopped run stays in failed/, and the export goes through the same
+// protocol from step 2.
 package dropfolder
 
 import (
