@@ -106,11 +106,14 @@ func (x *exportRun) approvedCause(cause string) string {
 }
 
 // stopNext is the next step of a safeguard stop for the operator (the
-// JSON report, the last line): move the export into approve/ when
-// approval from the drop folder is on, and the command that runs it past
-// the safeguards.
-func stopNext(approveOn bool, command string) string {
-	if !approveOn {
+// JSON report, the last line): for an export archived in failed/, its move
+// into approve/ when approval from the drop folder is on; and the command
+// that runs it past the safeguards.
+func stopNext(approveOn bool, archivedAs, command string) string {
+	switch {
+	case archivedAs == "":
+		return "once you have checked the export, run it once past the safeguards: " + command
+	case !approveOn:
 		return "approval from the drop folder is off (safeguards.approveFromDropFolder); once you have checked the export, " +
 			"run it once past the safeguards: " + command
 	}

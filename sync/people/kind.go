@@ -150,7 +150,7 @@ func (r *Report) setNextSteps(configPath string, approveOn bool) {
 	for i := range r.Exports {
 		e := &r.Exports[i]
 		if e.Outcome == model.OutcomeSafeguard {
-			e.Next = stopNext(approveOn, OverrideCommand(configPath, r.Tenant, e.ArchivedAs))
+			e.Next = stopNext(approveOn, e.ArchivedAs, OverrideCommand(configPath, r.Tenant, e.ArchivedAs))
 		}
 	}
 }

@@ -86,6 +86,14 @@ func TestSetSafeguardNextSteps(t *testing.T) {
 			t.Errorf("the run's next step %q, want the stopped export's", next)
 		}
 	}
+	// A query a safeguard stopped is in no folder: there is nothing to move.
+	rep := &Report{Tenant: "acme", Exports: []ExportReport{{Outcome: model.OutcomeSafeguard}}}
+	rep.setNextSteps("c.yaml", true)
+	want := "once you have checked the export, run it once past the safeguards: " +
+		"hrsync run people --config c.yaml --tenant acme --override-safeguards"
+	if got := rep.Exports[0].Next; got != want {
+		t.Errorf("a query's next step %q\nwant %q", got, want)
+	}
 }
 
 // TestResultJSON checks that the report's "result" keeps its shape now

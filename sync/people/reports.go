@@ -97,7 +97,7 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	if er.Outcome == model.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
 		// The JSON report (operators) keeps the command; the HTML report
 		// (HR admins) says what to do in plain words.
-		er.Next = stopNext(rs.approveOn, rs.override(archivedAs))
+		er.Next = stopNext(rs.approveOn, archivedAs, rs.override(archivedAs))
 		summary.Next = stopNextForHR(rs.approveOn)
 	}
 	for _, r := range er.Rejections {

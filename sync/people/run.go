@@ -349,7 +349,7 @@ func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (Expo
 	x.er.Error = err.Error()
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
 	x.er.Next = "check the export; if it is right, run it once with --override-safeguards"
-	if j.opts.ApproveFromDropFolder {
+	if j.opts.ApproveFromDropFolder && x.export.SHA256() != "" {
 		x.er.Next = "check the export; if it is right, move it from the drop folder's failed/ into approve/: the next run takes it past the safeguards once"
 	}
 	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
