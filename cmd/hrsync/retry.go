@@ -23,6 +23,7 @@ import (
 	"hrsync/config"
 	"hrsync/sources"
 	"hrsync/sources/registry"
+	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -55,7 +56,7 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 		return nil, withCode(exitUsage, fmt.Errorf("--file names an export of one tenant's drop folder: add --tenant (one of %s)", strings.Join(names, ", ")))
 	}
 	t := tenants[0]
-	src, err := a.openSource(cmd.Context(), t)
+	src, err := a.openSource(cmd.Context(), t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 	}
@@ -71,17 +72,17 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 	return &retryFile{tenant: t.Name, rel: rel}, nil
 }
 
-// peopleFeed is the feed of a tenant's people run: with r for the tenant,
-// the one export r takes back from failed/ (moved back when the run, under
-// its lock, asks for its exports; the other ready files stay for the next
-// run); else the exports an HR admin approved (approve/, unless
-// safeguards.approveFromDropFolder is off), then every ready export.
-func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
+// peopleFeed is the feed of a tenant's people run over the state st: with
+// r for the tenant, the one export r takes back from failed/ (moved back
+// when the run, under its lock, asks for its exports; the other ready files
+// stay for the next run); else the exports an HR admin approved (approve/,
+// unless safeguards.approveFromDropFolder is off), then every ready export.
+func (a *app) peopleFeed(t config.Tenant, st *store.Store, r *retryFile) (people.Feed, error) {
 	if r == nil || r.tenant != t.Name {
-		return a.approvedFeed(t)
+		return a.approvedFeed(t, st)
 	}
 	return func(ctx context.Context) ([]people.Export, error) {
-		src, err := a.openSource(ctx, t)
+		src, err := a.openSource(ctx, t, st)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
@@ -108,8 +109,8 @@ func configPathOf(cmd *cobra.Command) string {
 // before the exports waiting now, so that the newest export sets the state
 // last), then its ready exports. Without a drop folder, or with
 // safeguards.approveFromDropFolder off, approve/ is not read.
-func (a *app) approvedFeed(t config.Tenant) (people.Feed, error) {
-	feed, err := a.feed(t, nil)
+func (a *app) approvedFeed(t config.Tenant, st *store.Store) (people.Feed, error) {
+	feed, err := a.feed(t, st, nil)
 	if err != nil || !t.Safeguards.ApproveFromDropFolder {
 		return feed, err
 	}
@@ -118,7 +119,7 @@ func (a *app) approvedFeed(t config.Tenant) (people.Feed, error) {
 		if err != nil {
 			return nil, err
 		}
-		src, err := a.openSource(ctx, t)
+		src, err := a.openSource(ctx, t, st)
 		if err != nil {
 			return nil, err
 		}

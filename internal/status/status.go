@@ -51,7 +51,10 @@ type Run struct {
 type Tenant struct {
 	Name       string `json:"name"`
 	HeldGrants int    `json:"heldGrants"`
-	// Files counts the drop folder's files; nil for a SQL source.
+	// Source is the kind of the tenant's source ("csv", "sql", "scim").
+	Source string `json:"source"`
+	// Files counts the drop folder's files; nil for a source without one
+	// (a SQL query, a SCIM directory).
 	Files *Files `json:"files,omitempty"`
 	// ApproveFromDropFolder says an HR admin may approve a stopped export
 	// by moving it into approve/ (safeguards.approveFromDropFolder).
@@ -123,7 +126,8 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 		if err != nil {
 			return nil, err
 		}
-		stt := Tenant{Name: t.Name, HeldGrants: len(held), ApproveFromDropFolder: t.Safeguards.ApproveFromDropFolder}
+		stt := Tenant{Name: t.Name, HeldGrants: len(held), Source: t.Source.Kind(),
+			ApproveFromDropFolder: t.Safeguards.ApproveFromDropFolder}
 		if stt.Files, err = countFiles(ctx, t); err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
@@ -212,7 +216,7 @@ func Print(w io.Writer, rep *Report) error {
 		return fmt.Sprint(*p)
 	}
 	for _, t := range rep.Tenants {
-		waiting, processed, failed := "n/a (sql)", "n/a", "n/a"
+		waiting, processed, failed := "n/a ("+t.Source+")", "n/a", "n/a"
 		if t.Files != nil {
 			waiting, processed, failed = fmt.Sprint(t.Files.Waiting), fmt.Sprint(t.Files.Processed), fmt.Sprint(t.Files.Failed)
 		}
