@@ -211,6 +211,10 @@ type Safeguards struct {
 	MaxRejectedRatio float64 `yaml:"maxRejectedRatio"`
 	// MinPopulation is the number of people from which the ratios apply.
 	MinPopulation int `yaml:"minPopulation"`
+	// ApproveFromDropFolder lets an HR admin approve an export a safeguard
+	// stopped by moving it from the drop folder's failed/ into approve/:
+	// the next run takes it past the safeguards once. Default true.
+	ApproveFromDropFolder bool `yaml:"approveFromDropFolder"`
 }
 
 // Personalize is the policy for personalizing collections for new hires.
@@ -310,10 +314,11 @@ func DefaultTenant() Tenant {
 			GrantReason: DefaultGrantReason,
 		},
 		Safeguards: Safeguards{
-			MaxDepartedRatio: 0.20,
-			MinRowsRatio:     0.80,
-			MaxRejectedRatio: 0.10,
-			MinPopulation:    50,
+			MaxDepartedRatio:      0.20,
+			MinRowsRatio:          0.80,
+			MaxRejectedRatio:      0.10,
+			MinPopulation:         50,
+			ApproveFromDropFolder: true,
 		},
 		Personalize: Personalize{
 			Collections:  []string{},

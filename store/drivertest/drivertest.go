@@ -108,6 +108,7 @@ func Run(t *testing.T, b Backend) {
 		{"AmendRun", testAmendRun},
 		{"SetRunReports", testSetRunReports},
 		{"LateArchive", testLateArchive},
+		{"SafeguardStopApprovedOnce", testSafeguardStopApprovedOnce},
 		{"ScopeKeepsJobsApart", testScopeKeepsJobsApart},
 		{"GrantScopeMigration", testGrantScopeMigration},
 		{"ClaimTick", testClaimTick},

@@ -165,12 +165,15 @@ func plural(n int, one, many string) string {
 }
 
 // tripMessages joins the messages of the safeguards a plan tripped.
-func tripMessages(trips []Trip) string {
+func tripMessages(trips []Trip) string { return strings.Join(tripTexts(trips), "; ") }
+
+// tripTexts are the messages of the trips, in order.
+func tripTexts(trips []Trip) []string {
 	msgs := make([]string, 0, len(trips))
 	for _, t := range trips {
 		msgs = append(msgs, t.Message)
 	}
-	return strings.Join(msgs, "; ")
+	return msgs
 }
 
 // Summary is the run's outcome with its cause and next step, for the last
