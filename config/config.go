@@ -35,6 +35,9 @@ type Config struct {
 	HTTP HTTP `yaml:"http"`
 	// Metrics is where one-shot runs push their metrics.
 	Metrics Metrics `yaml:"metrics"`
+	// SCIM is the SCIM 2.0 endpoint the daemon serves to identity
+	// providers, for the tenants whose source is scim.
+	SCIM SCIM `yaml:"scim"`
 	// Timezone is the IANA zone that schedules are read in.
 	Timezone string `yaml:"timezone"`
 	// Reports configures the reports written beside archived exports.
@@ -122,6 +125,18 @@ type HTTP struct {
 	Listen string `yaml:"listen"`
 }
 
+// SCIM configures the SCIM 2.0 endpoint of `hrsync daemon` (docs/scim.md):
+// identity providers such as Okta and Microsoft Entra ID push users to it,
+// and each tenant whose source is scim is selected by its own token.
+type SCIM struct {
+	// Listen is the host:port the endpoint is served on, a listener of its
+	// own (not http.listen's); "" serves no SCIM endpoint.
+	Listen string `yaml:"listen"`
+	// Settle is how long after a tenant's last SCIM write its people job
+	// runs: a burst of writes gives one run.
+	Settle Duration `yaml:"settle"`
+}
+
 // Metrics configures the metrics of one-shot runs (`hrsync run`), which end
 // before any scrape.
 type Metrics struct {
@@ -196,6 +211,10 @@ type Safeguards struct {
 	MaxRejectedRatio float64 `yaml:"maxRejectedRatio"`
 	// MinPopulation is the number of people from which the ratios apply.
 	MinPopulation int `yaml:"minPopulation"`
+	// ApproveFromDropFolder lets an HR admin approve an export a safeguard
+	// stopped by moving it from the drop folder's failed/ into approve/:
+	// the next run takes it past the safeguards once. Default true.
+	ApproveFromDropFolder bool `yaml:"approveFromDropFolder"`
 }
 
 // Personalize is the policy for personalizing collections for new hires.
@@ -259,6 +278,7 @@ const (
 	DefaultGrantReason = model.InitialGrantReason
 	DefaultLanguage    = "en-US"
 	DefaultPeopleCron  = "*/15 * * * *"
+	DefaultSCIMSettle  = 60 * time.Second
 )
 
 // Default returns the configuration used for every key a file leaves out.
@@ -277,6 +297,7 @@ func Default() *Config {
 		},
 		Log:      Log{Level: "info", Format: "auto"},
 		Reports:  Reports{Mode: DefaultReportsMode},
+		SCIM:     SCIM{Settle: D(DefaultSCIMSettle)},
 		Notify:   defaultNotify(),
 		Timezone: DefaultTimezone,
 		location: time.UTC,
@@ -293,10 +314,11 @@ func DefaultTenant() Tenant {
 			GrantReason: DefaultGrantReason,
 		},
 		Safeguards: Safeguards{
-			MaxDepartedRatio: 0.20,
-			MinRowsRatio:     0.80,
-			MaxRejectedRatio: 0.10,
-			MinPopulation:    50,
+			MaxDepartedRatio:      0.20,
+			MinRowsRatio:          0.80,
+			MaxRejectedRatio:      0.10,
+			MinPopulation:         50,
+			ApproveFromDropFolder: true,
 		},
 		Personalize: Personalize{
 			Collections:  []string{},

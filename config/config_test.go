@@ -128,7 +128,7 @@ func TestDefaults(t *testing.T) {
 		if tn.People != def.People || tn.Safeguards != def.Safeguards || tn.Orders != def.Orders || tn.Schedules != def.Schedules {
 			t.Errorf("tenant policies differ from DefaultTenant: %+v", tn)
 		}
-		if tn.Safeguards != (Safeguards{MaxDepartedRatio: 0.20, MinRowsRatio: 0.80, MaxRejectedRatio: 0.10, MinPopulation: 50}) {
+		if tn.Safeguards != (Safeguards{MaxDepartedRatio: 0.20, MinRowsRatio: 0.80, MaxRejectedRatio: 0.10, MinPopulation: 50, ApproveFromDropFolder: true}) {
 			t.Errorf("safeguards = %+v", tn.Safeguards)
 		}
 		if tn.Personalize.WindowBefore.Duration != 30*Day || tn.Personalize.WindowAfter.Duration != 7*Day || len(tn.Personalize.Collections) != 0 {
@@ -626,7 +626,7 @@ func TestTenants(t *testing.T) {
 		if sqlOf(t, *g).Mapping.Columns["externalId"] != "emp_no" || len(sqlOf(t, *g).Mapping.Columns) != 4 {
 			t.Errorf("columns = %v", sqlOf(t, *g).Mapping.Columns)
 		}
-		if g.Safeguards != (Safeguards{MaxDepartedRatio: 0.05, MinRowsRatio: 0.8, MaxRejectedRatio: 0.1, MinPopulation: 10}) {
+		if g.Safeguards != (Safeguards{MaxDepartedRatio: 0.05, MinRowsRatio: 0.8, MaxRejectedRatio: 0.1, MinPopulation: 10, ApproveFromDropFolder: true}) {
 			t.Errorf("safeguards = %+v", g.Safeguards)
 		}
 		if !slices.Equal(g.Personalize.Collections, []string{"30000000-0000-4000-8000-000000000001", "30000000-0000-4000-8000-000000000002"}) || g.Schedules.Orders != "@hourly" {

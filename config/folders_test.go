@@ -62,7 +62,7 @@ func TestFolderChecks(t *testing.T) {
 			t.Fatalf("Load: %v", err)
 		}
 		st := dropfolder.Check(drop, true)
-		if len(st.Problems) != 0 || !slices.Equal(st.Missing, []string{"processed", "failed"}) {
+		if len(st.Problems) != 0 || !slices.Equal(st.Missing, []string{"processed", "failed", "approve"}) {
 			t.Errorf("status = %+v", st)
 		}
 		if names := entries(t, drop); len(names) != 0 {

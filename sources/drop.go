@@ -49,8 +49,9 @@ type DropFolder interface {
 	// processed/: the last good export that personalize reads again.
 	Archived(ctx context.Context, name, sha256 string) (Source, error)
 	// Count counts the files waiting (those matching the pattern, at
-	// once: without waiting for them to be stable) and the exports
-	// archived in processed/ and failed/, reports left out.
+	// once: without waiting for them to be stable), the exports archived
+	// in processed/ and failed/ and the files placed in approve/, reports
+	// left out.
 	Count(ctx context.Context) (DropCounts, error)
 	// Waiting lists the modification times of the files waiting (those
 	// Count counts as waiting), at once, none of them read.
@@ -64,15 +65,24 @@ type DropFolder interface {
 	// uses markers) for one run that processes it again, and returns it
 	// as Ready would. The report of the run that failed it stays.
 	Restore(ctx context.Context, rel string) (Export, error)
+	// Approvals lists the files an HR admin placed in approve/ (every
+	// file not ignored, pattern or not), oldest first, complete as Ready
+	// judges it without markers, each hashed, as Approved exports whose
+	// Archive moves them from approve/ to processed/ or failed/. It
+	// creates approve/ when it is not there (where the backend has
+	// folders), so that the admin finds it beside processed/ and failed/;
+	// one that is a link is refused (SubfolderError).
+	Approvals(ctx context.Context) ([]Export, error)
 }
 
 // ErrNotFailedExport matches (errors.Is) the refusals of
 // DropFolder.FailedExport and Restore.
 var ErrNotFailedExport = errors.New("not an export in failed/")
 
-// DropCounts counts a drop folder's files (DropFolder.Count).
+// DropCounts counts a drop folder's files (DropFolder.Count): Approve
+// counts the files an HR admin placed in approve/.
 type DropCounts struct {
-	Waiting, Processed, Failed int
+	Waiting, Processed, Failed, Approve int
 }
 
 // DropConfig is what a backend needs to open a drop folder.
@@ -99,4 +109,17 @@ type Pushed interface {
 func IsPushed(x Export) bool {
 	p, ok := x.(Pushed)
 	return ok && p.Directory()
+}
+
+// Approved is an export an HR admin placed in the drop folder's approve/
+// (DropFolder.Approvals): the people job takes it past the safeguards
+// once, if a safeguard stopped that content, and archives it to
+// processed/ (or, when no safeguard stopped it, to failed/ with a report
+// saying why).
+type Approved interface {
+	Export
+	// ApprovedBy is who placed the file in approve/ where the backend
+	// knows it (the local file's owner, the SFTP user, the S3 object's
+	// owner); "" when it does not.
+	ApprovedBy() string
 }

@@ -68,6 +68,9 @@ func RawName(display string) string {
 const (
 	ProcessedDir = "processed"
 	FailedDir    = "failed"
+	// ApproveDir is where an HR admin moves an export a safeguard stopped,
+	// from failed/, to have the next run take it past the safeguards once.
+	ApproveDir   = "approve"
 	MarkerSuffix = ".done"
 	// ReportSuffix ends the JSON report beside an archived export.
 	ReportSuffix = ".report.json"

@@ -14,9 +14,9 @@ var ErrSubfolder = errors.New("a sub-folder of the drop folder cannot be used")
 var ErrLinkEntry = errors.New("a symbolic link in the drop folder")
 
 // Subfolders returns the sub-folders a drop folder keeps (processed/,
-// failed/); every one is checked with CheckSubfolder before hrsync reads
-// from or writes into it. A step that adds one (approve/) adds it here.
-func Subfolders() []string { return []string{ProcessedDir, FailedDir} }
+// failed/, approve/); every one is checked with CheckSubfolder before
+// hrsync reads from or writes into it.
+func Subfolders() []string { return []string{ProcessedDir, FailedDir, ApproveDir} }
 
 // SubfolderError refuses a sub-folder of a drop folder that is a symbolic
 // link (on a local or SFTP folder), or something other than a folder:

@@ -65,7 +65,15 @@ type RunResult struct {
 	// earlier run rejected them: no rows are recorded, so LastGoodImport
 	// skips it.
 	Corrections bool
-	FinishedAt  time.Time // zero means now
+	// Stops, for a run a safeguard stopped whose SourceFile is set, are
+	// the safeguards that stopped it, in plain words: the stop is recorded
+	// (SafeguardStop) so that the export can be approved once.
+	Stops []string
+	// Approval, when not nil, uses the approval of the safeguard stop of
+	// SourceFile's hash: FinishRun refuses with ErrNotApprovable when no
+	// stop is recorded for it or its approval was used.
+	Approval   *Approval
+	FinishedAt time.Time // zero means now
 }
 
 // RunRecord is a run as stored.
@@ -190,7 +198,10 @@ func (s *Store) FinishRun(ctx context.Context, res RunResult) error {
 		if res.SourceFile == nil {
 			return nil
 		}
-		return s.recordSourceFile(ctx, tx, tenant, res.ID, *res.SourceFile, finished)
+		if err := s.recordSourceFile(ctx, tx, tenant, res.ID, *res.SourceFile, finished); err != nil {
+			return err
+		}
+		return s.recordStop(ctx, tx, tenant, res, finished)
 	})
 }
 

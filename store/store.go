@@ -58,6 +58,9 @@ var (
 	// ErrFileProcessed is returned by FinishRun when the source file's hash
 	// was already recorded as processed for the tenant.
 	ErrFileProcessed = errors.New("source file already processed")
+	// ErrNotApprovable is returned by FinishRun with an Approval for an
+	// export no safeguard stopped, or whose approval was used already.
+	ErrNotApprovable = errors.New("export not stopped by a safeguard, or its approval used")
 	// ErrNoState is returned by Open with Options.ReadOnly when there is no
 	// state to read: no SQLite file, or no hrsync tables in it or in the
 	// PostgreSQL schema. The error is a *NoStateError saying where.

@@ -64,7 +64,7 @@ tenants:
 		for _, want := range []string{
 			"is valid: 1 tenant(s): acme (csv)",
 			"\n  state: SQLite file " + filepath.Join(dir, "hrsync.db") + " (not created yet: the first run or hrsync migrate creates it)\n",
-			"\n  tenant acme: drop folder " + filepath.Join(dir, "drop") + " (readable and writable; processed/ and failed/ created by the first archive)\n",
+			"\n  tenant acme: drop folder " + filepath.Join(dir, "drop") + " (readable and writable; processed/, failed/, approve/ created by the first run)\n",
 			"api token: set",
 		} {
 			if !strings.Contains(out, want) {

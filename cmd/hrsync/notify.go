@@ -85,7 +85,7 @@ func newMail(s config.SMTP, to []string) (*notify.Mail, error) {
 
 // Notify implements runner.Notifier.
 func (c *cycleNotifier) Notify(ctx context.Context, k runner.Key, res runner.Result, err error) {
-	if !c.wants(k.Tenant, res.Outcome) {
+	if !c.wants(k.Tenant, res.Outcome) && !c.wantsApproval(k.Tenant, res) {
 		return
 	}
 	c.n.Send(ctx, c.event(k, res, err))
@@ -105,6 +105,15 @@ func (c *cycleNotifier) wants(tenant string, outcome model.RunOutcome) bool {
 		return outcome != model.OutcomeOK
 	}
 	return false
+}
+
+// wantsApproval tells whether a tenant told about problems is told about
+// a cycle that ended ok all the same: one that took an export an HR admin
+// approved past the safeguards (people.Report.Approved), so that an
+// approval never goes unheard.
+func (c *cycleNotifier) wantsApproval(tenant string, res runner.Result) bool {
+	rep, ok := res.Report.(*people.Report)
+	return ok && rep.Approved() && c.n.Has(tenant) && c.on[tenant] == config.NotifyProblems
 }
 
 // event is what the message says about a cycle: its outcome, cause and

@@ -34,6 +34,29 @@ func TestNotifyWants(t *testing.T) {
 	}
 }
 
+// TestNotifyApproval: a tenant told about problems is told about an ok
+// people cycle that took an approved export past the safeguards, and not
+// about another ok cycle; a tenant told never is not told either.
+func TestNotifyApproval(t *testing.T) {
+	n := notify.New(notify.Options{})
+	for _, tenant := range []string{"problems", "never"} {
+		n.Add(tenant, &notify.Webhook{URL: "http://127.0.0.1:1"})
+	}
+	c := &cycleNotifier{n: n, on: map[string]string{"problems": config.NotifyProblems, "never": config.NotifyNever}}
+	approved := runner.Result{Outcome: model.OutcomeOK, Report: &people.Report{Exports: []people.ExportReport{
+		{Outcome: model.OutcomeOK, Approval: &people.Approval{By: "hr-admin", StoppedRun: "r1"}}}}}
+	plain := runner.Result{Outcome: model.OutcomeOK, Report: &people.Report{Exports: []people.ExportReport{{Outcome: model.OutcomeOK}}}}
+	for _, tc := range []struct {
+		tenant string
+		res    runner.Result
+		want   bool
+	}{{"problems", approved, true}, {"problems", plain, false}, {"never", approved, false}} {
+		if got := c.wants(tc.tenant, tc.res.Outcome) || c.wantsApproval(tc.tenant, tc.res); got != tc.want {
+			t.Errorf("%s, approved %v: told %v, want %v", tc.tenant, tc.res.Report.(*people.Report).Approved(), got, tc.want)
+		}
+	}
+}
+
 // TestNotifyEvent: a people cycle's event says in the HTML report's words
 // what happened and what to do, with no command, and names its files,
 // stops, rejected rows (bounded) and held externalIds.

@@ -2,15 +2,17 @@ package main
 
 import (
 	"fmt"
-	"hrsync/config"
-	"hrsync/sync/grants"
-	"hrsync/sync/personalize"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"hrsync/config"
 	"hrsync/model"
+	"hrsync/store"
+	"hrsync/sync/grants"
 	"hrsync/sync/people"
+	"hrsync/sync/personalize"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -59,10 +61,23 @@ func validateExports(cmd *cobra.Command, a *app, files []string) (*people.Valida
 	if err != nil {
 		return &people.Validation{Exports: []people.ValidatedExport{}}, err
 	}
-	feed := func(t config.Tenant) (people.Feed, error) { return a.feed(t, nil, files) }
+	// A tenant fed by SCIM keeps its directory in the state: without FILE,
+	// validate reads it there, opened read-only (nothing is created).
+	var st *store.Store
+	if len(files) == 0 && slices.ContainsFunc(tenants, readsState) {
+		if st, err = a.openStoreReadOnly(cmd); err != nil {
+			return &people.Validation{Exports: []people.ValidatedExport{}}, err
+		}
+		defer st.Close()
+	}
+	feed := func(t config.Tenant) (people.Feed, error) { return a.feed(t, st, files) }
 	// Files named are read with the first tenant's mapping.
 	return people.Validate(cmd.Context(), tenants, feed, len(files) > 0)
 }
+
+// readsState reports whether a tenant's source is read from hrsync's own
+// state (the SCIM directory) rather than from outside it.
+func readsState(t config.Tenant) bool { return t.Source.Section == "scim" }
 
 func newPlanCmd() *cobra.Command {
 	cmd := &cobra.Command{

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"hrsync/internal/reports"
 )
@@ -25,9 +24,8 @@ type reportKind struct {
 var hrJargon = regexp.MustCompile(`hrsync (run|grants|plan)|--[a-z]|\b(calls|unknown|accepted|notApplied|departed \d|created \d|new \d)\b|\w=\d`)
 
 // TestReportKindsInChromium renders each kind of HTML report an HR admin
-// gets (ok, attention, safeguard, failed, held, duplicate through the
-// binary; approved, whose approval another part of hrsync makes, from
-// its summary) in headless Chromium: a screenshot of each (in the folder
+// gets (ok, attention, safeguard, failed, held, duplicate and approved,
+// each through the binary) in headless Chromium: a screenshot of each (in the folder
 // HRSYNC_TEST_SCREENSHOTS names, or the test's), and its visible text
 // checked: the right words, and no command line, path or internal counter.
 func TestReportKindsInChromium(t *testing.T) {
@@ -81,10 +79,15 @@ func TestReportKindsInChromium(t *testing.T) {
 		"they may already exist on the platform", "P00200", "P00201",
 		"Nothing to do for the people waiting for confirmation: your hrsync operator confirms their grant with the platform"}})
 
-	kinds = append(kinds, reportKind{"approved", approvedPage(t), []string{
-		"ok : 5 people added (125.00 granted), 45 people left.",
-		"A safeguard had stopped this export; it was approved by hr-anna and taken on 2026-11-25 07:30 UTC, so it ran once past the safeguards.",
-		"Safeguard stops", "Left (45)", "Added (5)"}})
+	// The HR admin approves the stopped export by moving it into approve/.
+	if err := os.Rename(filepath.Join(e.drop, "failed", "week3.csv"), filepath.Join(e.drop, "approve", "week3.csv")); err != nil {
+		t.Fatal(err)
+	}
+	// The two grants held above still wait for an operator: exit 4.
+	e.mustRun(4, "run", "people")
+	kinds = append(kinds, reportKind{"approved", page("processed", "week3.csv"), []string{
+		"16 people left", "Left (16)", "A safeguard had stopped this export; it was approved by ", "so it ran once past the safeguards.",
+		"Safeguard stops", "would be marked departed", "Already there (8)", "Waiting for confirmation (2)"}})
 
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -112,31 +115,4 @@ func checkPlainWords(t *testing.T, e *env, kind, text string) {
 			t.Errorf("the %s report shows %q:\n%s", kind, bad, text)
 		}
 	}
-}
-
-// approvedPage writes the report of an export an HR admin approved after
-// a safeguard stop, rendered from its summary (the approval itself is
-// made elsewhere), and returns its path.
-func approvedPage(t *testing.T) string {
-	t.Helper()
-	at := time.Date(2026, 11, 25, 7, 30, 0, 0, time.UTC)
-	p := &reports.People{Granted: 125}
-	for _, n := range genPeople(300, 305) {
-		p.Added = append(p.Added, reports.Person{ExternalID: n.id, Email: "p***@e***.test", Granted: 25})
-	}
-	for _, n := range genPeople(50, 95) {
-		p.Left = append(p.Left, reports.Person{ExternalID: n.id})
-	}
-	body, err := reports.HTML(reports.Summary{Tenant: tenantName, Source: "staff march.csv", RunID: "0b5a7f4e-0000-4000-8000-000000000001",
-		Outcome: "ok", People: p, Stops: []string{"45 of 95 active people (47.4%) would be marked departed; the limit is 20.0%"},
-		Approval:  &reports.Approval{At: at, By: "hr-anna", StoppedRun: "0b5a7f4e-0000-4000-8000-000000000000"},
-		Generated: at, JSONFile: "staff march.csv" + reports.JSONSuffix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "approved"+reports.HTMLSuffix)
-	if err := os.WriteFile(path, body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -75,10 +75,11 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 // peopleFeed is the feed of a tenant's people run over the state st: with
 // r for the tenant, the one export r takes back from failed/ (moved back
 // when the run, under its lock, asks for its exports; the other ready files
-// stay for the next run); else every ready export.
+// stay for the next run); else the exports an HR admin approved (approve/,
+// unless safeguards.approveFromDropFolder is off), then every ready export.
 func (a *app) peopleFeed(t config.Tenant, st *store.Store, r *retryFile) (people.Feed, error) {
 	if r == nil || r.tenant != t.Name {
-		return a.feed(t, st, nil)
+		return a.approvedFeed(t, st)
 	}
 	return func(ctx context.Context) ([]people.Export, error) {
 		src, err := a.openSource(ctx, t, st)
@@ -102,4 +103,37 @@ func configPathOf(cmd *cobra.Command) string {
 		return p
 	}
 	return strings.TrimSpace(os.Getenv(config.EnvConfig))
+}
+
+// approvedFeed lists a tenant's approved exports first (they were stopped
+// before the exports waiting now, so that the newest export sets the state
+// last), then its ready exports. Without a drop folder, or with
+// safeguards.approveFromDropFolder off, approve/ is not read.
+func (a *app) approvedFeed(t config.Tenant, st *store.Store) (people.Feed, error) {
+	feed, err := a.feed(t, st, nil)
+	if err != nil || !t.Safeguards.ApproveFromDropFolder {
+		return feed, err
+	}
+	return func(ctx context.Context) ([]people.Export, error) {
+		ready, err := feed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		src, err := a.openSource(ctx, t, st)
+		if err != nil {
+			return nil, err
+		}
+		folder, err := src.Folder()
+		if errors.Is(err, registry.ErrNoFolder) {
+			return ready, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		approved, err := folder.Approvals(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("approve/: %w", err)
+		}
+		return append(approved, ready...), nil
+	}, nil
 }

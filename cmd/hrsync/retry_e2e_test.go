@@ -61,17 +61,18 @@ func TestE2ERetryAfterSafeguard(t *testing.T) {
 			t.Fatalf("the stopped export is not in failed/: %v", e.archived("failed"))
 		}
 		// The HTML report beside it, as Chromium shows it, says why and
-		// gives the same command.
+		// what the HR admin does, in plain words: no command, no path.
 		text := visibleText(t, filepath.Join(e.drop, "failed", "staff march.csv.report.html"))
 		for _, part := range []string{"SAFEGUARD", "Safeguard stops", "would be marked departed",
-			"Would have left (50)", "Would have been added (5)", "Next step: Check the export against the HR system"} {
+			"Would have left (50)", "Would have been added (5)", "Next step: Check the export against the HR system",
+			"move it from the failed folder into the approve folder"} {
 			if !strings.Contains(strings.ToUpper(text), strings.ToUpper(part)) {
 				t.Errorf("the HTML report lacks %q:\n%s", part, text)
 			}
 		}
 		// The command is the operator's (the last line): the HR admin's
 		// page holds no command line and no path.
-		for _, bad := range []string{"--override-safeguards", e.config, "departed 50"} {
+		for _, bad := range []string{"hrsync run", "--override-safeguards", "failed/", e.config, "departed 50"} {
 			if strings.Contains(text, bad) {
 				t.Errorf("the HTML report shows %q:\n%s", bad, text)
 			}

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,6 +52,20 @@ func TestSCIMTenantSafeguardLiftedByCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, u.ID)
+	}
+
+	// validate without FILE reads the directory from the state, read-only.
+	var v struct {
+		Exports []struct {
+			Source string
+			Stats  struct{ Rows int }
+		}
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "validate", "-o", "json").stdout), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Exports) != 1 || v.Exports[0].Source != "scim:acme@6" || v.Exports[0].Stats.Rows != 6 {
+		t.Fatalf("validate read %+v, want the directory's 6 users as scim:acme@6", v.Exports)
 	}
 
 	e.mustRun(0, "run", "people")

@@ -44,8 +44,9 @@ func buildStatus(ctx context.Context, st *store.Store, tenants []config.Tenant) 
 }
 
 // folderFiles counts the files waiting in a tenant's drop folder (without
-// waiting for them to be stable) and those archived in processed/ and
-// failed/, whatever backend holds it; nil for a source without a folder.
+// waiting for them to be stable), those archived in processed/ and failed/
+// and those placed in approve/, whatever backend holds it; nil for a
+// source without a folder.
 func folderFiles(ctx context.Context, t config.Tenant) (*status.Files, error) {
 	if !hasFolder(t) {
 		return nil, nil
@@ -58,7 +59,7 @@ func folderFiles(ctx context.Context, t config.Tenant) (*status.Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &status.Files{Waiting: n.Waiting, Processed: n.Processed, Failed: n.Failed}, nil
+	return &status.Files{Waiting: n.Waiting, Processed: n.Processed, Failed: n.Failed, Approve: n.Approve}, nil
 }
 
 // hasFolder tells whether a tenant's source is a drop folder.

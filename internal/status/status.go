@@ -57,6 +57,9 @@ type Tenant struct {
 	// Files counts the drop folder's files; nil for a source without one
 	// (a SQL query, a SCIM directory).
 	Files *Files `json:"files,omitempty"`
+	// ApproveFromDropFolder says an HR admin may approve a stopped export
+	// by moving it into approve/ (safeguards.approveFromDropFolder).
+	ApproveFromDropFolder bool `json:"approveFromDropFolder"`
 	// PersonalizationsPending counts the personalizations still waiting for
 	// a Done (pending at the platform, or to be retried).
 	PersonalizationsPending *int `json:"personalizationsPending"`
@@ -76,6 +79,8 @@ type Files struct {
 	Waiting   int `json:"waiting"`
 	Processed int `json:"processed"`
 	Failed    int `json:"failed"`
+	// Approve counts the files an HR admin placed in approve/.
+	Approve int `json:"approve"`
 }
 
 // Build reads the state and the drop folders of the tenants.
@@ -123,7 +128,8 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 		if err != nil {
 			return nil, err
 		}
-		stt := Tenant{Name: t.Name, HeldGrants: len(held), Source: t.Source.Kind()}
+		stt := Tenant{Name: t.Name, HeldGrants: len(held), Source: t.Source.Kind(),
+			ApproveFromDropFolder: t.Safeguards.ApproveFromDropFolder}
 		if stt.Files, err = countFiles(ctx, t); err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
@@ -222,9 +228,26 @@ func Print(w io.Writer, rep *Report) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("print status: %w", err)
 	}
+	printApprovals(w, rep)
 	printPersonalizations(w, rep)
 	printGrantRules(w, rep)
 	return nil
+}
+
+// printApprovals says, for each tenant with a drop folder, what becomes of
+// the files in approve/: taken by the next run, or left alone while
+// approval from the drop folder is off.
+func printApprovals(w io.Writer, rep *Report) {
+	for _, t := range rep.Tenants {
+		switch {
+		case t.Files == nil:
+		case !t.ApproveFromDropFolder:
+			fmt.Fprintf(w, "tenant %s: approval from the drop folder is off (safeguards.approveFromDropFolder); %d files in approve/ left alone\n",
+				t.Name, t.Files.Approve)
+		case t.Files.Approve > 0:
+			fmt.Fprintf(w, "tenant %s: %d files in approve/, for the next run\n", t.Name, t.Files.Approve)
+		}
+	}
 }
 
 // printPersonalizations prints pending, done and failed personalizations

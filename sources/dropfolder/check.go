@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"hrsync/sources"
 )
 
 // Status is what Check found of a drop folder.
@@ -15,15 +17,16 @@ type Status struct {
 	Dir string
 	// Problems say what keeps the folder from serving; empty when it does.
 	Problems []string
-	// Missing lists the archive subfolders (processed, failed) that do not
-	// exist yet: hrsync creates them when it first archives a file.
+	// Missing lists the sub-folders (processed, failed, approve) that do
+	// not exist yet: hrsync creates processed/ and failed/ when it first
+	// archives a file, and approve/ at its first run.
 	Missing []string
 }
 
 // Check checks that a drop folder exists, is a folder and can be listed;
-// with write, also that files can be created in it, and that processed/
-// and failed/ are writable folders or, when missing, can be created (the
-// first archive creates them). Writability is tried by creating and
+// with write, also that files can be created in it, and that processed/,
+// failed/ and approve/ are writable folders or, when missing, can be
+// created (the first archive, or run, creates them). Writability is tried by creating and
 // removing a hidden file (drop folders ignore hidden files), which also
 // catches read-only mounts and access lists.
 func Check(dir string, write bool) Status {
@@ -39,7 +42,7 @@ func Check(dir string, write bool) Status {
 		st.Problems = append(st.Problems, reason)
 		return st
 	}
-	for _, sub := range []string{ProcessedDir, FailedDir} {
+	for _, sub := range sources.Subfolders() {
 		p := filepath.Join(dir, sub)
 		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 			st.Missing = append(st.Missing, sub)

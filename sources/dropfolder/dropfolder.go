@@ -18,10 +18,14 @@
 // A crash before step 3 leaves the file in place; the next run finds its
 // hash already committed and only archives it.
 //
-// After a safeguard stop, Restore takes an export back from failed/ for one
-// run that processes it again (`hrsync run people --override-safeguards
-// --file failed/NAME`); the report of the stopped run stays in failed/, and
-// the export goes through the same protocol from step 2.
+// After a safeguard stop, an HR admin approves the export by moving it from
+// failed/ into approve/: Approvals lists the files there, and the people
+// job takes one a safeguard stopped past the safeguards once, archiving it
+// from approve/ like any export. An operator's way is Restore, which takes
+// an export back from failed/ for one run that processes it again (`hrsync
+// run people --override-safeguards --file failed/NAME`); the report of the
+// stopped run stays in failed/, and the export goes through the same
+// protocol from step 2.
 package dropfolder
 
 import (
@@ -35,8 +39,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"hrsync/sources"
@@ -46,6 +48,7 @@ import (
 const (
 	ProcessedDir = sources.ProcessedDir
 	FailedDir    = sources.FailedDir
+	ApproveDir   = sources.ApproveDir
 	MarkerSuffix = sources.MarkerSuffix
 	ReportSuffix = sources.ReportSuffix
 )
@@ -71,10 +74,16 @@ type File struct {
 	// Such a file goes to failed/ with its report, like an export missing
 	// a column.
 	Problem error
+	// Sub is the sub-folder the file is in: "" for the drop folder itself,
+	// ApproveDir for a file an HR admin approved (Approvals).
+	Sub string
 	// info is what Lstat said of the file when it was found: it tells the
 	// file found from another put in its place since.
 	info fs.FileInfo
 }
+
+// rel is the file's name relative to the drop folder.
+func (file File) rel() string { return filepath.Join(file.Sub, file.Name) }
 
 // Display is the file's name as every output prints it (DisplayName).
 func (file File) Display() string { return DisplayName(file.Name) }
@@ -122,67 +131,6 @@ func DisplayName(name string) string { return sources.DisplayName(name) }
 // RawName is the file name a DisplayName stands for (sources.RawName).
 func RawName(display string) string { return sources.RawName(display) }
 
-// candidates lists the entries that match the pattern and are not ignored,
-// oldest first (then by name), with their size and mtime (of the entry
-// itself: a link is not followed). Folders are never exports and are left
-// out; a link, a named pipe, a socket or a device, and an entry that cannot
-// be examined, comes with its Problem.
-func (f *Folder) candidates() (map[string]File, []string, error) {
-	entries, err := os.ReadDir(f.opts.Dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list drop folder: %w", err)
-	}
-	pattern := strings.ToLower(f.opts.Pattern)
-	found := map[string]File{}
-	var names []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || Ignored(name) {
-			continue
-		}
-		if ok, _ := filepath.Match(pattern, strings.ToLower(name)); !ok { // pattern checked in New
-			continue
-		}
-		file, ok := f.candidate(e)
-		if !ok {
-			continue
-		}
-		found[name] = file
-		names = append(names, name)
-	}
-	sort.Slice(names, func(i, j int) bool {
-		a, b := found[names[i]], found[names[j]]
-		if !a.ModTime.Equal(b.ModTime) {
-			return a.ModTime.Before(b.ModTime)
-		}
-		return a.Name < b.Name
-	})
-	return found, names, nil
-}
-
-// candidate describes one entry of the folder; false when it is gone.
-func (f *Folder) candidate(e fs.DirEntry) (File, bool) {
-	name := e.Name()
-	file := File{Path: filepath.Join(f.opts.Dir, name), Name: name}
-	info, err := e.Info()
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return file, false // gone since ReadDir
-	case err != nil:
-		file.Problem = unreadable(name, err)
-		return file, true
-	}
-	file.Size, file.ModTime, file.info = info.Size(), info.ModTime(), info
-	switch mode := info.Mode(); {
-	case mode&fs.ModeSymlink != 0:
-		file.Problem = problem(name, "is a symbolic link: hrsync never follows a link in the drop folder "+
-			"(put the export itself into the folder)", sources.ErrLinkEntry)
-	case !mode.IsRegular():
-		file.Problem = problem(name, "is "+kindOf(mode)+", not a file hrsync can read", nil)
-	}
-	return file, true
-}
-
 // Waiting lists the files that match the pattern, oldest first, at once:
 // without waiting for them to be stable and without hashing them (for
 // status displays; use Ready to process them).
@@ -211,11 +159,17 @@ func (f *Folder) Ready(ctx context.Context) ([]File, error) {
 	if err := f.checkSubfolders(); err != nil {
 		return nil, err
 	}
-	before, names, err := f.candidates()
+	return f.readyIn(ctx, "", f.opts.Pattern, f.opts.DoneMarker)
+}
+
+// readyIn is Ready over the sub-folder sub ("" for the folder itself), for
+// the names pattern matches ("" for every name), with or without markers.
+func (f *Folder) readyIn(ctx context.Context, sub, pattern string, markers bool) ([]File, error) {
+	before, names, err := f.candidatesIn(sub, pattern)
 	if err != nil || len(names) == 0 {
 		return nil, err
 	}
-	ready, err := f.settled(ctx, before, names)
+	ready, err := f.settled(ctx, sub, pattern, markers, before, names)
 	if err != nil || len(ready) == 0 {
 		return nil, err
 	}
@@ -240,12 +194,12 @@ func (f *Folder) Ready(ctx context.Context) ([]File, error) {
 	return out, nil
 }
 
-// settled keeps the candidates that are complete: with DoneMarker, those
-// whose marker exists; else those whose size and modification time did not
-// change over StableFor.
-func (f *Folder) settled(ctx context.Context, before map[string]File, names []string) ([]File, error) {
+// settled keeps the candidates of sub that are complete: with markers,
+// those whose marker exists; else those whose size and modification time
+// did not change over StableFor.
+func (f *Folder) settled(ctx context.Context, sub, pattern string, markers bool, before map[string]File, names []string) ([]File, error) {
 	var ready []File
-	if f.opts.DoneMarker {
+	if markers {
 		for _, name := range names {
 			st, err := os.Stat(before[name].Path + MarkerSuffix)
 			if err == nil && st.Mode().IsRegular() {
@@ -257,7 +211,7 @@ func (f *Folder) settled(ctx context.Context, before map[string]File, names []st
 	if err := f.wait(ctx, f.opts.StableFor); err != nil {
 		return nil, err
 	}
-	after, _, err := f.candidates()
+	after, _, err := f.candidatesIn(sub, pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +230,7 @@ func (f *Folder) settled(ctx context.Context, before map[string]File, names []st
 // read, or is empty, is ready with its Problem. Only a context end or a
 // shortage of the system (transient) is an error.
 func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, error) {
-	fh, err := f.open(root, file.Name)
+	fh, err := f.open(root, file.rel())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil // gone since it was listed
@@ -349,7 +303,7 @@ func (f *Folder) Open(file File) (*os.File, error) {
 		return nil, fmt.Errorf("open drop folder: %w", err)
 	}
 	defer root.Close()
-	fh, err := f.open(root, file.Name)
+	fh, err := f.open(root, file.rel())
 	switch {
 	case err != nil && (transient(err) || errors.Is(err, fs.ErrNotExist)):
 		return nil, fmt.Errorf("open %s: %w", file.Display(), err)
@@ -533,7 +487,7 @@ func (f *Folder) keptStill(dest string, file File, reports []string) error {
 	}
 	removeAll(reports)
 	for attempt := 0; ; attempt++ {
-		back := filepath.Join(f.opts.Dir, f.archiveName(file, attempt))
+		back := filepath.Join(filepath.Dir(file.Path), f.archiveName(file, attempt))
 		err := moveNew(dest, back)
 		if errors.Is(err, fs.ErrExist) {
 			continue

@@ -46,6 +46,29 @@ func (e *exports) Ready(ctx context.Context) ([]sources.Export, error) {
 	return out, nil
 }
 
+// Approvals returns the files an HR admin placed in approve/ as
+// sources.Approved exports (Folder.Approvals).
+func (e *exports) Approvals(ctx context.Context) ([]sources.Export, error) {
+	files, err := e.folder.Approvals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sources.Export, 0, len(files))
+	for _, f := range files {
+		out = append(out, approvedExport{fileExport: e.folder.fileExport(ctx, f, e.csv), by: f.Owner()})
+	}
+	return out, nil
+}
+
+// approvedExport is a file of approve/ as a sources.Approved export.
+type approvedExport struct {
+	*fileExport
+	by string
+}
+
+// ApprovedBy is the file's owner.
+func (a approvedExport) ApprovedBy() string { return a.by }
+
 // Archived finds the archived copy of a processed export: a file of
 // processed/ named as it was dropped, or with the suffix Archive adds when
 // that name was taken, whose content has the recorded hash.
@@ -116,7 +139,7 @@ func (e *exports) Count(context.Context) (sources.DropCounts, error) {
 	for _, c := range []struct {
 		dir   string
 		count *int
-	}{{ProcessedDir, &n.Processed}, {FailedDir, &n.Failed}} {
+	}{{ProcessedDir, &n.Processed}, {FailedDir, &n.Failed}, {ApproveDir, &n.Approve}} {
 		dir, _, err := e.folder.subfolder(c.dir)
 		if err != nil {
 			return n, err
@@ -168,6 +191,11 @@ func fileSHA256(path string) (string, error) {
 // that it goes to failed/ with its report; Archive leaves a file changed
 // since it was read in place (the run's outcome says so).
 func (f *Folder) Export(ctx context.Context, file File, opts sources.CSVOptions) sources.Export {
+	return f.fileExport(ctx, file, opts)
+}
+
+// fileExport is Export as its own type.
+func (f *Folder) fileExport(ctx context.Context, file File, opts sources.CSVOptions) *fileExport {
 	return &fileExport{
 		name: file.Display(), opts: opts, size: file.Size, sha: file.SHA256,
 		open: func() (*os.File, error) {

@@ -67,7 +67,7 @@ func (o *Options) Describe() string {
 	st := Check(o.Dir, true)
 	out := "drop folder " + o.Dir + " (readable and writable"
 	if len(st.Missing) > 0 {
-		out += "; " + strings.Join(st.Missing, "/ and ") + "/ created by the first archive"
+		out += "; " + strings.Join(st.Missing, "/, ") + "/ created by the first run"
 	}
 	return out + ")"
 }

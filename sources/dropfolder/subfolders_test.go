@@ -12,11 +12,12 @@ import (
 	"hrsync/sources"
 )
 
-// TestSubfolderLinksRefused: a processed/ or failed/ that is a symbolic
-// link (to a folder outside the drop folder, or inside it) is refused with
-// a cause naming the folder and no path of the machine; Ready reads
-// nothing, Archive, Restore, Count and Archived write and read nothing
-// through it, and the folder it points to stays empty.
+// TestSubfolderLinksRefused: a processed/, failed/ or approve/ that is a
+// symbolic link (to a folder outside the drop folder, or inside it) is
+// refused with a cause naming the folder and no path of the machine; Ready
+// reads nothing, Archive, Restore, Count and Archived (Approvals for
+// approve/) write and read nothing through it, and the folder it points
+// to stays empty.
 func TestSubfolderLinksRefused(t *testing.T) {
 	for _, sub := range sources.Subfolders() {
 		t.Run(sub, func(t *testing.T) {
@@ -46,6 +47,15 @@ func TestSubfolderLinksRefused(t *testing.T) {
 			}
 			_, err = f.Ready(context.Background())
 			check(t, "Ready", err)
+			if sub == ApproveDir {
+				write(t, filepath.Join(outside, "bait.csv"), "id\n1\n")
+				_, err = f.Approvals(context.Background())
+				check(t, "Approvals", err)
+				if left, _ := os.ReadDir(outside); len(left) != 1 {
+					t.Errorf("written through the link: %v", left)
+				}
+				return
+			}
 			_, err = f.Archive(context.Background(), ready[0], Outcome(sub), jsonReport(map[string]int{"rows": 1}))
 			check(t, "Archive", err)
 			exp := &exports{folder: f}

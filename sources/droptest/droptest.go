@@ -76,6 +76,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("server restarted between read and archive", func(t *testing.T) { restartBeforeArchive(t, h) })
 	t.Run("count waiting and archived", func(t *testing.T) { count(t, h) })
 	t.Run("take back from failed", func(t *testing.T) { takeBack(t, h) })
+	t.Run("approvals from approve/", func(t *testing.T) { approvals(t, h) })
 }
 
 func ready(t *testing.T, folder sources.DropFolder) []sources.Export {
@@ -346,6 +347,63 @@ func takeBack(t *testing.T, h Harness) {
 	}
 	if err := folder.FailedExport(ctx, "failed/march.csv"); !errors.Is(err, sources.ErrNotFailedExport) || !strings.Contains(err.Error(), "no longer in failed/") {
 		t.Errorf("FailedExport after Restore: %v, want no longer in failed/", err)
+	}
+}
+
+// approvals: Approvals lists the files of approve/ (whatever the pattern,
+// reports and partial uploads left out, none of the folder's own waiting
+// exports), each hashed and readable, as sources.Approved exports; one
+// archived goes from approve/ to processed/ with its reports; Ready never
+// lists a file of approve/.
+func approvals(t *testing.T, h Harness) {
+	folder := h.Open(t, sources.DropFolderOptions{StableFor: time.Millisecond, Pattern: "*.csv"}, CSV())
+	ctx := context.Background()
+	content := Export(1, 2)
+	h.Put(t, "approve/march.csv", content)
+	h.Put(t, "approve/march.csv.report.json", []byte(`{}`))
+	h.Put(t, "approve/upload.csv.part", Export(1, 1))
+	h.Put(t, "approve/notes.txt", []byte("not an export"))
+	h.Put(t, "april.csv", Export(5, 1))
+	if got := ready(t, folder); len(got) != 1 || got[0].Name() != "april.csv" {
+		t.Fatalf("Ready: %v, want april.csv alone", names(got))
+	}
+	got, err := folder.Approvals(ctx)
+	if err != nil {
+		t.Fatalf("Approvals: %v", err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("Approvals: %v, want march.csv and notes.txt", names(got))
+	}
+	var x sources.Export
+	for _, a := range got {
+		if _, ok := a.(sources.Approved); !ok {
+			t.Errorf("%s is not an approved export", a.Name())
+		}
+		if a.Name() == "march.csv" {
+			x = a
+		}
+	}
+	if x == nil || x.SHA256() != sum(content) {
+		t.Fatalf("Approvals: %v, want march.csv with its hash", names(got))
+	}
+	if r, err := read(t, x); err != nil || len(r.People) != 2 {
+		t.Fatalf("read: %d people, %v", len(r.People), err)
+	}
+	where, err := x.Archive(true, Reports(`{"outcome":"ok"}`))
+	if err != nil || where != "processed/march.csv" {
+		t.Fatalf("Archive: %q %v, want processed/march.csv", where, err)
+	}
+	if b, ok := h.Get(t, "processed/march.csv"); !ok || string(b) != string(content) {
+		t.Errorf("processed/march.csv: %v", ok)
+	}
+	if _, ok := h.Get(t, "processed/march.csv.report.json"); !ok {
+		t.Errorf("no report beside processed/march.csv")
+	}
+	if _, ok := h.Get(t, "approve/march.csv"); ok {
+		t.Errorf("march.csv is still in approve/")
+	}
+	if _, ok := h.Get(t, "approve/march.csv.report.json"); !ok {
+		t.Errorf("the report moved along into approve/ was not left alone")
 	}
 }
 

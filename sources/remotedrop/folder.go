@@ -248,7 +248,7 @@ func (f *Folder) Count(ctx context.Context) (sources.DropCounts, error) {
 	for _, c := range []struct {
 		dir   string
 		count *int
-	}{{sources.ProcessedDir, &n.Processed}, {sources.FailedDir, &n.Failed}} {
+	}{{sources.ProcessedDir, &n.Processed}, {sources.FailedDir, &n.Failed}, {sources.ApproveDir, &n.Approve}} {
 		entries, err := s.List(ctx, c.dir)
 		if err != nil {
 			return n, fmt.Errorf("list %s/: %w", c.dir, err)

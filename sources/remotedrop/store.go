@@ -32,6 +32,10 @@ type Entry struct {
 	// server has none (SFTP): then the content is hashed again before it
 	// is archived.
 	ETag string
+	// By is who placed the file where the server tells it: the S3
+	// object's owner, the user an SFTP session logs in as; "" when the
+	// server does not say.
+	By string
 }
 
 // sameVersion tells whether a and b describe the same version of a file.

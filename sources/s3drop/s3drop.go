@@ -118,10 +118,15 @@ func notFound(err error) bool {
 	return code == "NoSuchKey" || code == "NotFound"
 }
 
-// entry describes an object. Listings give times to the millisecond and
+// entry describes an object; By is its owner where the listing gives it
+// (a HEAD does not). Listings give times to the millisecond and
 // HEAD to the second: both are cut to the second.
 func entry(name string, info minio.ObjectInfo) remotedrop.Entry {
-	return remotedrop.Entry{Name: name, Size: info.Size, ModTime: info.LastModified.Truncate(time.Second).UTC(), ETag: info.ETag}
+	by := info.Owner.DisplayName
+	if by == "" {
+		by = info.Owner.ID
+	}
+	return remotedrop.Entry{Name: name, Size: info.Size, ModTime: info.LastModified.Truncate(time.Second).UTC(), ETag: info.ETag, By: by}
 }
 
 // List returns the objects directly under dir (not those further down).

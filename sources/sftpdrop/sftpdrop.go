@@ -75,7 +75,7 @@ func dial(ctx context.Context, opts SFTPOptions, warn func(string)) (remotedrop.
 		_ = client.Close()
 		return nil, fmt.Errorf("sftp %s: start sftp: %w", where, err)
 	}
-	st := &store{ssh: client, sftp: sc, dir: opts.Dir}
+	st := &store{ssh: client, sftp: sc, dir: opts.Dir, user: opts.User}
 	// A context that ends closes the connection, so that no read hangs on
 	// a server that went silent.
 	st.stop = context.AfterFunc(ctx, func() { _ = client.Close() })
@@ -122,6 +122,9 @@ type store struct {
 	ssh  *ssh.Client
 	sftp *sftp.Client
 	dir  string
+	// user is the SFTP user the session logs in as: who placed a file, as
+	// far as hrsync can tell (remotedrop.Entry.By).
+	user string
 	stop func() bool
 }
 
@@ -153,9 +156,27 @@ func (s *store) CheckFolder(_ context.Context, dir string) error {
 	return sources.CheckSubfolder(dir, fi.Mode())
 }
 
-// entry describes a file the server listed.
-func entry(fi fs.FileInfo) remotedrop.Entry {
-	return remotedrop.Entry{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime()}
+// entry describes a file the server listed; By is the session's user.
+func (s *store) entry(fi fs.FileInfo) remotedrop.Entry {
+	return remotedrop.Entry{Name: fi.Name(), Size: fi.Size(), ModTime: fi.ModTime(), By: s.user}
+}
+
+// MakeFolder creates the sub-folder dir of the drop folder when it is not
+// there (one level), and refuses one that is a link or not a folder,
+// before and after (sources.CheckSubfolder).
+func (s *store) MakeFolder(ctx context.Context, dir string) error {
+	if err := s.CheckFolder(ctx, dir); err != nil {
+		return err
+	}
+	if _, err := s.sftp.Lstat(s.path(dir)); err == nil {
+		return nil
+	}
+	if err := s.sftp.Mkdir(s.path(dir)); err != nil {
+		if _, serr := s.sftp.Lstat(s.path(dir)); serr != nil {
+			return fmt.Errorf("create %s/: %w", dir, err)
+		}
+	}
+	return s.CheckFolder(ctx, dir)
 }
 
 // List returns the regular files directly in dir (links are not followed:
@@ -176,7 +197,7 @@ func (s *store) List(ctx context.Context, dir string) ([]remotedrop.Entry, error
 	out := make([]remotedrop.Entry, 0, len(infos))
 	for _, fi := range infos {
 		if fi.Mode().IsRegular() {
-			out = append(out, entry(fi))
+			out = append(out, s.entry(fi))
 		}
 	}
 	return out, nil
@@ -201,7 +222,7 @@ func (s *store) Stat(ctx context.Context, name string) (remotedrop.Entry, error)
 	if !fi.Mode().IsRegular() {
 		return remotedrop.Entry{}, fmt.Errorf("%s is not a regular file: %w", sources.DisplayName(path.Base(name)), fs.ErrNotExist)
 	}
-	return entry(fi), nil
+	return s.entry(fi), nil
 }
 
 // Open opens a file for reading.

@@ -111,11 +111,12 @@ func TestSFTPHostKey(t *testing.T) {
 	}
 }
 
-// TestSFTPSubfolderLinksRefused: through OpenSSH's sshd, a processed/ or
-// failed/ that is a symbolic link (to a folder outside the drop folder) is
-// refused by Ready, before any export is read, and by Archive when it
-// became one after the read, with a cause naming the folder and no path;
-// nothing is written where the link points, and the export stays.
+// TestSFTPSubfolderLinksRefused: through OpenSSH's sshd, a processed/,
+// failed/ or approve/ that is a symbolic link (to a folder outside the
+// drop folder) is refused by Ready, before any export is read, and by
+// Archive (Approvals for approve/) when it became one after the read, with
+// a cause naming the folder and no path; nothing is written where the link
+// points, and the export stays.
 func TestSFTPSubfolderLinksRefused(t *testing.T) {
 	srv := testservers.StartSSHD(t)
 	for _, sub := range sources.Subfolders() {
@@ -146,10 +147,15 @@ func TestSFTPSubfolderLinksRefused(t *testing.T) {
 			}
 			_, err = folder.Ready(context.Background())
 			check("Ready", err)
-			_, err = got[0].Archive(sub == sources.ProcessedDir, droptest.Reports(`{}`))
-			check("Archive", err)
-			if _, err := folder.Count(context.Background()); !errors.Is(err, sources.ErrSubfolder) {
-				t.Errorf("Count: %v", err)
+			if sub == sources.ApproveDir {
+				_, err = folder.Approvals(context.Background())
+				check("Approvals", err)
+			} else {
+				_, err = got[0].Archive(sub == sources.ProcessedDir, droptest.Reports(`{}`))
+				check("Archive", err)
+				if _, err := folder.Count(context.Background()); !errors.Is(err, sources.ErrSubfolder) {
+					t.Errorf("Count: %v", err)
+				}
 			}
 			if left, _ := os.ReadDir(outside); len(left) != 0 {
 				t.Errorf("written through the link: %v", left)

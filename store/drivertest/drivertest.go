@@ -109,6 +109,7 @@ func Run(t *testing.T, b Backend) {
 		{"SetRunReports", testSetRunReports},
 		{"RunCycle", testRunCycle},
 		{"LateArchive", testLateArchive},
+		{"SafeguardStopApprovedOnce", testSafeguardStopApprovedOnce},
 		{"ScopeKeepsJobsApart", testScopeKeepsJobsApart},
 		{"GrantScopeMigration", testGrantScopeMigration},
 		{"ClaimTick", testClaimTick},

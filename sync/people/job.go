@@ -66,6 +66,10 @@ type Options struct {
 	// safeguard stopped, archived as archivedAs, once past the
 	// safeguards: the HTML report beside it shows it.
 	OverrideCommand func(archivedAs string) string
+	// ApproveFromDropFolder says an HR admin may approve an export a
+	// safeguard stopped by moving it into the drop folder's approve/
+	// (safeguards.approveFromDropFolder): the stop's next step says so.
+	ApproveFromDropFolder bool
 	// Birthdays, when not nil (a tenant with a birthday grant rule), keeps
 	// the month and day of birth of the people an export adds, changes or
 	// brings back, so that the grants job still knows the birthday of a

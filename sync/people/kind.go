@@ -49,7 +49,8 @@ func OptionsFor(t config.Tenant, trustIdempotencyKey bool) Options {
 			MaxRejectedRatio: t.Safeguards.MaxRejectedRatio,
 			MinPopulation:    t.Safeguards.MinPopulation,
 		},
-		TrustIdempotencyKey: trustIdempotencyKey,
+		TrustIdempotencyKey:   trustIdempotencyKey,
+		ApproveFromDropFolder: t.Safeguards.ApproveFromDropFolder,
 	}
 }
 
@@ -89,7 +90,7 @@ func cycle(env runner.Env, t config.Tenant) runner.Func {
 		if rep == nil {
 			return runner.Result{}, err
 		}
-		rep.setNextSteps(env.Flags.ConfigPath)
+		rep.setNextSteps(env.Flags.ConfigPath, t.Safeguards.ApproveFromDropFolder)
 		if env.Out != nil {
 			PrintReport(env.Out, rep)
 		}
@@ -143,8 +144,9 @@ func ShellQuote(s string) string {
 }
 
 // setNextSteps gives each export a safeguard stopped its exact next step:
-// the command that runs it once more, past the safeguards.
-func (r *Report) setNextSteps(configPath string) {
+// its move into approve/ when approval from the drop folder is on, and the
+// command that runs it once more, past the safeguards.
+func (r *Report) setNextSteps(configPath string, approveOn bool) {
 	for i := range r.Exports {
 		e := &r.Exports[i]
 		switch {
@@ -154,8 +156,7 @@ func (r *Report) setNextSteps(configPath string) {
 			e.Next = "once you have checked the changes the identity provider pushed, apply the directory once past the safeguards: " +
 				OverrideCommand(configPath, r.Tenant, "")
 		case e.Outcome == model.OutcomeSafeguard:
-			e.Next = "once you have checked the export, run it once past the safeguards: " +
-				OverrideCommand(configPath, r.Tenant, e.ArchivedAs)
+			e.Next = stopNext(approveOn, e.ArchivedAs, OverrideCommand(configPath, r.Tenant, e.ArchivedAs))
 		}
 	}
 }

@@ -61,21 +61,38 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 }
 
 func TestSetSafeguardNextSteps(t *testing.T) {
-	rep := &Report{Tenant: "acme", Exports: []ExportReport{
-		{Outcome: model.OutcomeOK, ArchivedAs: "processed/a.csv"},
-		{Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/b c.csv"},
-	}}
-	rep.setNextSteps("c.yaml")
-	if rep.Exports[0].Next != "" {
-		t.Errorf("an ok export got a next step: %q", rep.Exports[0].Next)
+	command := "hrsync run people --config c.yaml --tenant acme --override-safeguards --file 'failed/b c.csv'"
+	for _, tc := range []struct {
+		approveOn bool
+		want      string
+	}{
+		{true, "once you have checked the export, move it from the drop folder's failed/ into approve/ (the next run takes it " +
+			"past the safeguards once), or run it once past the safeguards: " + command},
+		{false, "approval from the drop folder is off (safeguards.approveFromDropFolder); once you have checked the export, " +
+			"run it once past the safeguards: " + command},
+	} {
+		rep := &Report{Tenant: "acme", Exports: []ExportReport{
+			{Outcome: model.OutcomeOK, ArchivedAs: "processed/a.csv"},
+			{Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/b c.csv"},
+		}}
+		rep.setNextSteps("c.yaml", tc.approveOn)
+		if rep.Exports[0].Next != "" {
+			t.Errorf("an ok export got a next step: %q", rep.Exports[0].Next)
+		}
+		if got := rep.Exports[1].Next; got != tc.want {
+			t.Errorf("approval on %v: next step %q\nwant %q", tc.approveOn, got, tc.want)
+		}
+		if _, _, next := rep.Summary(); next != tc.want {
+			t.Errorf("the run's next step %q, want the stopped export's", next)
+		}
 	}
+	// A query a safeguard stopped is in no folder: there is nothing to move.
+	rep := &Report{Tenant: "acme", Exports: []ExportReport{{Outcome: model.OutcomeSafeguard}}}
+	rep.setNextSteps("c.yaml", true)
 	want := "once you have checked the export, run it once past the safeguards: " +
-		"hrsync run people --config c.yaml --tenant acme --override-safeguards --file 'failed/b c.csv'"
-	if got := rep.Exports[1].Next; got != want {
-		t.Errorf("next step %q\nwant %q", got, want)
-	}
-	if _, _, next := rep.Summary(); next != want {
-		t.Errorf("the run's next step %q, want the stopped export's", next)
+		"hrsync run people --config c.yaml --tenant acme --override-safeguards"
+	if got := rep.Exports[0].Next; got != want {
+		t.Errorf("a query's next step %q\nwant %q", got, want)
 	}
 }
 
@@ -84,7 +101,7 @@ func TestSetSafeguardNextSteps(t *testing.T) {
 // identity provider's changes and run the override for the tenant.
 func TestSetSafeguardNextStepsDirectory(t *testing.T) {
 	rep := &Report{Tenant: "acme", Exports: []ExportReport{{Source: "scim:acme@42", Outcome: model.OutcomeSafeguard, Directory: true}}}
-	rep.setNextSteps("c.yaml")
+	rep.setNextSteps("c.yaml", true)
 	want := "once you have checked the changes the identity provider pushed, apply the directory once past the safeguards: " +
 		"hrsync run people --config c.yaml --tenant acme --override-safeguards"
 	if _, _, next := rep.Summary(); next != want {

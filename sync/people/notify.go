@@ -20,7 +20,11 @@ func (r *Report) Notify(e *notify.Event) {
 	for _, x := range r.Exports {
 		e.Files = append(e.Files, notify.File{Name: x.Source, Outcome: string(x.Outcome), ArchivedAs: x.ArchivedAs, Reports: x.Reports})
 		s := hrSummary(x, rejectsOf(x.Reports), "", time.Time{})
-		causes = append(causes, x.Source+": "+reports.Headline(s))
+		cause := x.Source + ": " + reports.Headline(s)
+		if x.Approval != nil {
+			cause = x.Source + ": approved by " + x.Approval.who() + " after a safeguard stop. " + reports.Headline(s)
+		}
+		causes = append(causes, cause)
 		if s.Next != "" && !slices.Contains(nexts, s.Next) {
 			nexts = append(nexts, s.Next)
 		}

@@ -1,12 +1,17 @@
 package people
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
 	"hrsync/apiclient"
 	"hrsync/model"
+	"hrsync/store"
 )
 
 // verdict is how a people run ended, in the words of its last line: the
@@ -195,12 +200,15 @@ func plural(n int, one, many string) string {
 }
 
 // tripMessages joins the messages of the safeguards a plan tripped.
-func tripMessages(trips []Trip) string {
+func tripMessages(trips []Trip) string { return strings.Join(tripTexts(trips), "; ") }
+
+// tripTexts are the messages of the trips, in order.
+func tripTexts(trips []Trip) []string {
 	msgs := make([]string, 0, len(trips))
 	for _, t := range trips {
 		msgs = append(msgs, t.Message)
 	}
-	return strings.Join(msgs, "; ")
+	return msgs
 }
 
 // Summary is the cycle's outcome with its cause and next step, for the last
@@ -232,3 +240,37 @@ func (r *Report) Summary() (outcome model.RunOutcome, cause, next string) {
 
 // noExport is the cause of a cycle that found no export ready.
 const noExport = "no export ready"
+
+// recordIdle records the run of a cycle that found no export ready: ok,
+// or attention while grants are held (Report.Summary), so that every
+// cycle, one with nothing to do included, has its run record.
+func (j *Job) recordIdle(ctx context.Context, rep *Report) error {
+	rep.RunID = uuid.NewString()
+	outcome, cause, _ := rep.Summary()
+	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+		return fmt.Errorf("record run start: %w", err)
+	}
+	res := store.RunResult{ID: rep.RunID, Outcome: outcome, Counts: map[string]int{}}
+	if outcome != model.OutcomeOK {
+		res.Err = errors.New(cause)
+	}
+	j.log.Info("no export ready", zap.String("run", rep.RunID), zap.String("outcome", string(outcome)))
+	return j.commit(ctx, res)
+}
+
+// heldNow counts the tenant's grants held for an operator now. A store
+// error is logged and counts none: the cycle counts them again at its end
+// (Report.HeldGrants), and its outcome follows.
+func (j *Job) heldNow(ctx context.Context, log *zap.Logger) int {
+	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: heldStates()})
+	if err != nil {
+		log.Warn("count held grants", zap.Error(err))
+		return 0
+	}
+	return len(held)
+}
+
+// heldStates are the states of a grant held for an operator.
+func heldStates() []model.GrantState {
+	return []model.GrantState{model.GrantUnknown, model.GrantPending}
+}

@@ -33,7 +33,10 @@ type reportSet struct {
 	held     []string
 	rows     csvsrc.Records
 	override func(archivedAs string) string
-	now      func() time.Time
+	// approveOn says approval from the drop folder is on: the next step of
+	// a safeguard stop is the move into approve/.
+	approveOn bool
+	now       func() time.Time
 	// suffixes are those of the files the last render made.
 	suffixes []string
 }
@@ -43,7 +46,7 @@ type reportSet struct {
 // rejected, their values read back from the export. A failure to read them
 // is logged: the reports are written without them.
 func (j *Job) gatherReports(ctx context.Context, export Export, er ExportReport) *reportSet {
-	rs := &reportSet{er: er, override: j.opts.OverrideCommand, now: j.now}
+	rs := &reportSet{er: er, override: j.opts.OverrideCommand, approveOn: j.opts.ApproveFromDropFolder, now: j.now}
 	log := j.log.With(zap.String("run", er.RunID), zap.String("source", er.Source))
 	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
 	if err != nil {
@@ -88,7 +91,7 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	if er.Outcome == model.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
 		// The operator's next step (the JSON report, the last line): the
 		// command; the HTML report says it in an HR admin's words.
-		er.Next = "once you have checked the export, run it once past the safeguards: " + rs.override(archivedAs)
+		er.Next = stopNext(rs.approveOn, archivedAs, rs.override(archivedAs))
 	}
 	summary := hrSummary(er, rejectsName, baseName(archivedAs)+reports.JSONSuffix, rs.now())
 	html, err := reports.HTML(summary)
@@ -127,6 +130,7 @@ func hrSummary(er ExportReport, rejectsName, jsonName string, now time.Time) rep
 	if l := er.ArchivedLate; l != nil {
 		summary.Late = &reports.Late{SentAt: l.SentAt, Cause: l.Cause}
 	}
+	summary.Approval = er.Approval.report()
 	summary.Next = hrNext(er, rejectsName)
 	return summary
 }
@@ -147,9 +151,11 @@ func hrNext(er ExportReport, rejectsName string) string {
 	switch {
 	case er.Duplicate:
 		return ""
+	case er.Outcome == model.OutcomeSafeguard && er.Directory:
+		return "Check the changes the identity provider pushed: if they are right, ask your hrsync operator to apply them once " +
+			"past the safeguards; if they are not, correct them in the identity provider"
 	case er.Outcome == model.OutcomeSafeguard:
-		return "Check the export against the HR system: if it is right, ask your hrsync operator to run it once past the safeguards; " +
-			"if it is not, drop a corrected export"
+		return "Check the export against the HR system. " + stopNextForHR(!er.approveOff) + " If it is not right, drop a corrected export instead."
 	case er.People == nil:
 		return "Fix the export and drop it into the drop folder again; this one is kept in failed/"
 	}

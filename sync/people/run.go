@@ -84,6 +84,12 @@ type ExportReport struct {
 	// NotArchived says, in plain words, why the export could not be
 	// archived (it stays in the drop folder) and what prevents it.
 	NotArchived *LateArchive `json:"notArchived,omitempty"`
+	// Approval, when not nil, says that an HR admin approved the export
+	// from the drop folder's approve/ after a safeguard stop.
+	Approval *Approval `json:"approval,omitempty"`
+	// approveOff says approval from the drop folder is off for the tenant:
+	// the HR admin's next step after a stop goes through the operator.
+	approveOff bool
 }
 
 // Report is what one RunOnce did.
@@ -239,7 +245,7 @@ func (j *Job) processExport(ctx context.Context, cycle string, export Export, fl
 	x := &exportRun{tenant: j.opts.Tenant, export: export,
 		log: j.log.With(zap.String("run", runID), zap.String("source", export.Name())),
 		er: ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{},
-			Directory: sources.IsPushed(export)}}
+			Directory: sources.IsPushed(export), approveOff: !j.opts.ApproveFromDropFolder}}
 	// The API client's lines of this run carry its id too.
 	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
 	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant, Cycle: cycle}); err != nil {
@@ -248,6 +254,7 @@ func (j *Job) processExport(ctx context.Context, cycle string, export Export, fl
 	}
 	var duplicate bool
 	var firstRun string
+	var err error
 	if sha := export.SHA256(); sha != "" {
 		prev, seen, err := j.store.SourceFileByHash(ctx, j.opts.Tenant, sha)
 		if err != nil {
@@ -261,6 +268,14 @@ func (j *Job) processExport(ctx context.Context, cycle string, export Export, fl
 		}
 	}
 
+	if a, ok := export.(sources.Approved); ok && !duplicate {
+		if x.approval, err = j.approvalOf(ctx, a); err != nil {
+			return j.fail(ctx, x.log, x.er, nil, err)
+		}
+		if x.approval == nil {
+			return j.notApprovable(ctx, x)
+		}
+	}
 	plan, err := j.BuildPlan(ctx, export)
 	if err == nil {
 		loads.note(plan)
@@ -276,7 +291,10 @@ func (j *Job) processExport(ctx context.Context, cycle string, export Export, fl
 	}
 	x.er.Counts = plan.Summary()
 	x.er.Rejections = plan.Rejections
-	if len(plan.Trips) > 0 {
+	switch {
+	case x.approval != nil:
+		x.approved(plan.Trips)
+	case len(plan.Trips) > 0:
 		if !flags.OverrideSafeguards {
 			return j.safeguardStop(ctx, x, plan)
 		}
@@ -292,6 +310,10 @@ type exportRun struct {
 	export Export
 	er     ExportReport
 	log    *zap.Logger
+	// approval, when not nil, takes an export an HR admin approved from
+	// approve/ past the safeguards; the run that records its outcome uses
+	// it (store.RunResult.Approval).
+	approval *Approval
 }
 
 // sourceFile is the record of the export's file with the given outcome;
@@ -370,12 +392,16 @@ func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (Expo
 	x.er.Error = err.Error()
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
 	x.er.Next = "check the export; if it is right, run it once with --override-safeguards"
-	if x.er.Directory {
+	switch {
+	case x.er.Directory:
 		x.er.Next = "check the changes the identity provider pushed (a mass deactivation?); if they are right, run the people job once with --override-safeguards"
+	case j.opts.ApproveFromDropFolder && x.export.SHA256() != "":
+		x.er.Next = "check the export; if it is right, move it from the drop folder's failed/ into approve/: the next run takes it past the safeguards once"
 	}
 	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
 	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: errors.New(x.er.Cause),
-		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats)}, false)
+		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats),
+		Stops: tripTexts(plan.Trips)}, false)
 }
 
 // applyExport applies the plan, judges the outcome (judgeApply) and
@@ -410,18 +436,21 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 		return j.fail(ctx, x.log, x.er, x.er.Rejections, err)
 	}
 	v := judgeApply(plan, res, j.heldNow(ctx, x.log))
-	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
+	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, x.approvedCause(v.cause), v.next
 	rows := plan.Stats.Rows
 	result := store.RunResult{ID: x.er.RunID, Outcome: x.er.Outcome, Counts: x.er.Counts,
 		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows,
 		Corrections: plan.Stats.Corrections, Err: v.err()}
+	if x.approval != nil && result.SourceFile != nil {
+		result.Approval = &store.Approval{By: x.approval.By}
+	}
 	switch {
 	case v.outcome == model.OutcomeFailed:
 		// Nothing the platform refused is lost: the export stays in place,
 		// unrecorded, and the next run sends the people again.
 		x.er.Error = v.cause
 		x.log.Error("people sync failed at the platform", zap.String("cause", v.cause), zap.Any("counts", x.er.Counts))
-		result.SourceFile, result.SourceRows = nil, nil
+		result.SourceFile, result.SourceRows, result.Approval = nil, nil, nil
 		return x.er, j.commit(ctx, result)
 	case res.NotApplied > 0:
 		// Some calls were certainly not processed (rate limited, refused
@@ -429,7 +458,7 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 		// run sends them. The people refused on their own are not among
 		// them: they have their outcome.
 		x.log.Warn("some people were not created; the export stays for the next run", zap.Int("people", res.NotApplied))
-		result.SourceFile = nil
+		result.SourceFile, result.Approval = nil, nil
 		return x.er, j.commit(ctx, result)
 	}
 	x.log.Info("people sync done", zap.Any("counts", x.er.Counts))
@@ -495,40 +524,6 @@ func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
 		return errors.Join(err, cerr)
 	}
 	return err
-}
-
-// recordIdle records the run of a cycle that found no export ready: ok,
-// or attention while grants are held (Report.Summary), so that every
-// cycle, one with nothing to do included, has its run record.
-func (j *Job) recordIdle(ctx context.Context, rep *Report) error {
-	rep.RunID = uuid.NewString()
-	outcome, cause, _ := rep.Summary()
-	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
-		return fmt.Errorf("record run start: %w", err)
-	}
-	res := store.RunResult{ID: rep.RunID, Outcome: outcome, Counts: map[string]int{}}
-	if outcome != model.OutcomeOK {
-		res.Err = errors.New(cause)
-	}
-	j.log.Info("no export ready", zap.String("run", rep.RunID), zap.String("outcome", string(outcome)))
-	return j.commit(ctx, res)
-}
-
-// heldNow counts the tenant's grants held for an operator now. A store
-// error is logged and counts none: the cycle counts them again at its end
-// (Report.HeldGrants), and its outcome follows.
-func (j *Job) heldNow(ctx context.Context, log *zap.Logger) int {
-	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: heldStates()})
-	if err != nil {
-		log.Warn("count held grants", zap.Error(err))
-		return 0
-	}
-	return len(held)
-}
-
-// heldStates are the states of a grant held for an operator.
-func heldStates() []model.GrantState {
-	return []model.GrantState{model.GrantUnknown, model.GrantPending}
 }
 
 // commit records the run's outcome.

@@ -25,6 +25,7 @@ type Store interface {
 	UnarchivedReport(ctx context.Context, id string) (report []byte, ok bool, err error)
 	ArchivedLate(ctx context.Context, id string, names []string) error
 	SourceFileByHash(ctx context.Context, tenant, sha256 string) (f store.SourceFile, ok bool, err error)
+	SafeguardStopByHash(ctx context.Context, tenant, sha256 string) (st store.SafeguardStop, ok bool, err error)
 	LastGoodImport(ctx context.Context, tenant string) (rows int, ok bool, err error)
 
 	SavePeople(ctx context.Context, tenant string, rows []store.PersonRow) error
