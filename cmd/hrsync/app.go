@@ -78,15 +78,17 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 //     cycle instead (folderExportsFeed): there a problem is the cycle's
 //     failed outcome (exit 1), with its run record, last line and metrics,
 //     before any call;
-//   - status lists the files in each folder and its archives: it must be
-//     readable;
+//   - status lists the files in each folder and its archives, and shows
+//     each tenant's source problem (a folder that cannot be listed, a
+//     secret variable not set) beside its history instead of failing
+//     (config.Checks.SourcesAside);
 //   - validate and plan read the folder when given no FILE: it must be
 //     readable; given FILEs they read only those, so an HR admin can check an
 //     export on a laptop where the drop folder does not exist;
 //   - config check checks like run (config.go);
 //   - the other commands never read the folders: nothing is checked.
 func folderAccess(cmd *cobra.Command) config.FolderAccess {
-	switch strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") {
+	switch commandName(cmd) {
 	case "daemon":
 		return config.FoldersWritable
 	case "status":
@@ -103,8 +105,18 @@ func folderAccess(cmd *cobra.Command) config.FolderAccess {
 // acts on (--tenant, or all).
 func folderChecks(cmd *cobra.Command) config.Checks {
 	tenant, _ := cmd.Flags().GetString("tenant")
-	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant}
+	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant, SourcesAside: isStatus(cmd)}
 }
+
+// commandName is the command's path without the root's name: "status",
+// "run people".
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// isStatus tells whether cmd is `hrsync status`, which answers whatever
+// state the tenants' sources are in.
+func isStatus(cmd *cobra.Command) bool { return commandName(cmd) == "status" }
 
 // tenants returns the tenants a command acts on: the one --tenant names, or all.
 func (a *app) tenants(cmd *cobra.Command) ([]config.Tenant, error) {

@@ -154,7 +154,7 @@ func TestDropFolderCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range [][]string{{"daemon"}, {"config", "check"}, {"validate"}, {"plan"}, {"status"}} {
+	for _, args := range [][]string{{"daemon"}, {"config", "check"}, {"validate"}, {"plan"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			res := runIn(t, dir, append(args, "--config", cfg)...)
 			if res.code != 2 || !strings.Contains(res.stderr, problem) {
@@ -162,6 +162,12 @@ func TestDropFolderCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
+	t.Run("status shows the problem and exits 0", func(t *testing.T) {
+		res := runIn(t, dir, "status", "--config", cfg)
+		if res.code != 0 || !strings.Contains(res.stdout, "PROBLEM") || !strings.Contains(res.stdout, "does not exist (line 7)") {
+			t.Errorf("want exit 0 and the problem on stdout: %s", res)
+		}
+	})
 	for _, args := range [][]string{{"validate", export}, {"plan", export}, {"grants", "list"}, {"config", "show"}} {
 		t.Run(strings.Join(args, " ")+" needs no drop folder", func(t *testing.T) {
 			if res := runIn(t, dir, append(args, "--config", cfg)...); res.code != 0 {
