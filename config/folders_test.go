@@ -255,3 +255,23 @@ func TestSourcesAside(t *testing.T) {
 		t.Errorf("a load with SourcesAside and a bad log.level: problems %v, want only log.level's", ps)
 	}
 }
+
+// TestPeekLog checks the log settings read from a file that cannot be
+// loaded: the environment wins over the file, a file that is not YAML or
+// is missing gives the defaults.
+func TestPeekLog(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "hrsync.yaml", "log: {format: json, level: warn}\ntenants: 3\n")
+	if got := PeekLog(file, noEnv); got.Format != "json" || got.Level != "warn" {
+		t.Errorf("from the file: %+v", got)
+	}
+	if got := PeekLog(file, envMap(map[string]string{EnvLogFormat: "console"})); got.Format != "console" || got.Level != "warn" {
+		t.Errorf("with %s: %+v", EnvLogFormat, got)
+	}
+	broken := writeFile(t, dir, "broken.yaml", "log: [\n")
+	for _, p := range []string{broken, filepath.Join(dir, "absent.yaml"), ""} {
+		if got := PeekLog(p, noEnv); got != Default().Log {
+			t.Errorf("PeekLog(%q) = %+v, want the defaults", p, got)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	path, _ := cmd.Flags().GetString("config")
 	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, store.Dialects{}, folderChecks(cmd))
 	if err != nil {
-		return nil, withCode(exitUsage, err)
+		return nil, configError(cmd, path, err)
 	}
 	log, jsonLogs, err := logging.New(cfg.Log)
 	if err != nil {
@@ -66,6 +66,23 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	replica := replicaID(cmd)
 	return &app{cfg: cfg, log: log.With(zap.String("replica", replica)), replica: replica,
 		configPath: configPathOf(cmd)}, nil
+}
+
+// configError is the usage error of a configuration that cannot be
+// loaded. Its last line is a JSON log line when the configuration asks for
+// JSON logs (log.format: json, or HRSYNC_LOG_FORMAT=json), as far as that
+// can be read from it, so that stderr stays one format.
+func configError(cmd *cobra.Command, path string, err error) error {
+	if lc := config.PeekLog(path, nil); lc.Format == "json" {
+		log, _, lerr := logging.New(lc)
+		if lerr != nil { // a bad level: say the problem at info
+			log, _, lerr = logging.New(config.Log{Level: "info", Format: "json"})
+		}
+		if lerr == nil {
+			finalLineOf(cmd.Context()).useJSON(log.With(zap.String("version", version)))
+		}
+	}
+	return withCode(exitUsage, err)
 }
 
 // folderAccess is how much of the CSV drop folders a command needs, checked
