@@ -141,6 +141,10 @@ func refusedCause(class apiclient.Class, res *Result) string {
 	if res.Skipped > 0 {
 		fmt.Fprintf(&b, "; %s not sent", plural(res.Skipped, "person", "people"))
 	}
+	if class == apiclient.ClassRefused && len(res.Errors) > 0 {
+		// No report is written for an export that stays: the reason goes here.
+		fmt.Fprintf(&b, "; the platform said: %s", res.Errors[0])
+	}
 	return b.String()
 }
 
