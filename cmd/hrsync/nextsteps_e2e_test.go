@@ -3,8 +3,10 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tokenNextStep is the next step of every job whose token the platform refused.
@@ -69,4 +71,44 @@ func TestE2ENextStepOfEveryCallRefused(t *testing.T) {
 	if got := e.archived("failed"); len(got) != 0 {
 		t.Errorf("failed/ = %v: the test expects the export to stay, with no report", got)
 	}
+}
+
+// TestE2ENextStepOfALostArchive: the connection to an SFTP drop folder is
+// cut when the run archives the export (after the platform applied it):
+// the run needs attention, its last line names the lost connection, not
+// permissions or the disk, and the next run archives the export.
+func TestE2ENextStepOfALostArchive(t *testing.T) {
+	t.Parallel()
+	rd := &remoteDrop{}
+	e := newEnv(t, configOptions{dropFolder: sftpDrop(t, rd)})
+	rows := genPeople(0, 4)
+	rd.put(t, "employees.csv", csvExport(rows))
+	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
+	done := make(chan result, 1)
+	go func() { done <- e.runNoFatal("run", "people") }()
+	if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
+		t.Fatal("the run never created the people")
+	}
+	cut := rd.proxy.At(rd.proxy.Sent(), true, nil) // the archive's connection: the next bytes the server sends
+	res := <-done
+	select {
+	case <-cut:
+	default:
+		t.Fatalf("the proxy never cut the archive's connection: %s", res)
+	}
+	last := lastLine(t, res)
+	t.Logf("last line: %s", last.Msg)
+	if res.code != 4 || !strings.Contains(last.Msg, "the connection to the drop folder was lost") {
+		t.Errorf("want exit 4 and the lost connection named in the last line: %s", res)
+	}
+	for _, wrong := range []string{"permission", "disk"} {
+		if strings.Contains(last.Msg, wrong) {
+			t.Errorf("the last line speaks of %s: %q", wrong, last.Msg)
+		}
+	}
+	e.mustRun(0, "run", "people")
+	if got := e.archived("processed"); !slices.Contains(got, "employees.csv") {
+		t.Errorf("processed/ = %v after the next run, want employees.csv", got)
+	}
+	checkPeople(t, e, rows)
 }

@@ -522,7 +522,7 @@ func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunRes
 		log.Warn("the export was removed from the drop folder before it could be archived")
 	default:
 		note = "it could not be archived (" + aerr.Error() + "): it stays in the drop folder, and the next run tries again"
-		next = "check that the drop folder and its " + "processed/ and failed/ are writable and the disk is not full"
+		next = sources.ArchiveNext(aerr)
 		log.Error("archive the export", zap.Error(aerr))
 	}
 	if next != "" && outcome == model.OutcomeOK {
