@@ -221,7 +221,7 @@ func (a *app) openStoreReadOnly(cmd *cobra.Command) (*store.Store, error) {
 	case errors.Is(err, store.ErrStateOutdated):
 		return nil, fmt.Errorf("state at %s: %w: run hrsync migrate", a.cfg.Store.Location(), err)
 	case err != nil:
-		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
+		return nil, &storeError{err: fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)}
 	}
 	return st, nil
 }
@@ -240,7 +240,7 @@ func printsJSON(cmd *cobra.Command) bool {
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, Migrate: true, Replica: a.replica})
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
+		return nil, &storeError{err: fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)}
 	}
 	return st, nil
 }

@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -111,4 +113,41 @@ func TestE2ENextStepOfALostArchive(t *testing.T) {
 		t.Errorf("processed/ = %v after the next run, want employees.csv", got)
 	}
 	checkPeople(t, e, rows)
+}
+
+// TestE2EStoreUnreachable: a store that refuses the connection ends run,
+// status and daemon with a failed outcome: exit 1 and a last line
+// "failed: JOB TENANT: open store …; check store.url …" whose JSON line
+// carries the outcome.
+func TestE2EStoreUnreachable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, configOptions{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e.editConfig("  url: sqlite:"+filepath.Join(e.dir, "state.db"), "  url: postgres://hrsync@"+closed+"/hrsync?sslmode=disable")
+	for _, c := range []struct {
+		args  []string
+		scope string
+	}{
+		{[]string{"run", "people"}, "people " + tenantName},
+		{[]string{"run", "all", "-o", "json"}, "all " + tenantName},
+		{[]string{"status"}, "status"},
+		{[]string{"daemon"}, "daemon " + tenantName},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			res := e.run(c.args...)
+			last := lastLine(t, res)
+			want := "failed: " + c.scope + ": open store postgres://"
+			if res.code != 1 || last.Outcome != "failed" || last.ExitCode != 1 || !strings.HasPrefix(last.Msg, want) ||
+				!strings.HasSuffix(last.Msg, "connection refused; check store.url (or HRSYNC_STORE_URL) and that the database is up and reachable") {
+				t.Errorf("want exit 1 and a failed last line starting %q: %s", want, res)
+			}
+		})
+	}
 }
