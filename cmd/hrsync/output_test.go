@@ -95,12 +95,12 @@ func TestValidatePrintsTheFirst50Rejections(t *testing.T) {
 	if n := indented(stdout, "  staff.csv:"); n != people.ValidateRejectionLimit {
 		t.Errorf("%d rejections printed, want %d:\n%s", n, people.ValidateRejectionLimit, stdout)
 	}
-	if !strings.HasSuffix(stdout, "  and 10 more rejections (--all lists every one)\n") {
+	if !strings.HasSuffix(stdout, "  and 10 more rejected rows (--all lists every one)\n") {
 		t.Errorf("no count of the rest:\n%s", stdout)
 	}
 
 	stdout, _, code = execRoot(t, "validate", "--all", "--config", w.config)
-	if n := indented(stdout, "  staff.csv:"); code != exitAttention || n != 60 || strings.Contains(stdout, "more rejections") {
+	if n := indented(stdout, "  staff.csv:"); code != exitAttention || n != 60 || strings.Contains(stdout, "more rejected rows") {
 		t.Errorf("--all: exit %d, %d rejections printed, want 60:\n%s", code, n, stdout)
 	}
 

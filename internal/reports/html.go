@@ -27,7 +27,8 @@ type Summary struct {
 	// past them (empty when none applies).
 	Stops    []string
 	Override string
-	// Rejections are the rejected rows: line, column and reason.
+	// Rejections are the problems of the rejected rows (a row may have
+	// several): line, column and reason. The report counts the rows.
 	Rejections []Rejection
 	// Held are the externalIds of the people whose grant waits for an
 	// operator's decision.
@@ -41,7 +42,7 @@ type Summary struct {
 	Generated time.Time
 }
 
-// Rejection is one rejected row of the HTML report.
+// Rejection is one problem of a rejected row of the HTML report.
 type Rejection struct {
 	Line   int
 	Column string
@@ -80,14 +81,30 @@ func HTML(s Summary) ([]byte, error) {
 	var buf bytes.Buffer
 	err = tmpl.Execute(&buf, struct {
 		Summary
-		CountList []count
-		Tone      string
-		When      string
-	}{s, counts, tone(s.Outcome), s.Generated.UTC().Format("2006-01-02 15:04 UTC")})
+		RejectedRows int
+		CountList    []count
+		Tone         string
+		When         string
+	}{s, rejectedRows(s.Rejections), counts, tone(s.Outcome), s.Generated.UTC().Format("2006-01-02 15:04 UTC")})
 	if err != nil {
 		return nil, fmt.Errorf("render the html report: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// rejectedRows counts the rows of an export's rejections: the lines they
+// name (a problem without a line is a row of its own).
+func rejectedRows(rs []Rejection) int {
+	lines := map[int]bool{}
+	n := 0
+	for _, r := range rs {
+		if r.Line > 0 && lines[r.Line] {
+			continue
+		}
+		lines[r.Line] = true
+		n++
+	}
+	return n
 }
 
 // tone is the colour class of an outcome.

@@ -38,7 +38,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 		return verdict{model.OutcomeFailed, refusedCause(dominant, res), dominant.NextStep() + "; " + stays}
 	}
 	var parts []string
-	if n := len(plan.Rejections); n > 0 {
+	if n := plan.Stats.Rejected; n > 0 { // rows, whatever their problems
 		parts = append(parts, plural(n, "row", "rows")+" rejected")
 	}
 	if n := res.Unknown; n > 0 {
