@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // tokenNextStep is the next step of every job whose token the platform refused.
@@ -84,13 +83,7 @@ func TestE2ENextStepOfALostArchive(t *testing.T) {
 	rd := &remoteDrop{}
 	e := newEnv(t, configOptions{dropFolder: sftpDrop(t, rd)})
 	rows := genPeople(0, 4)
-	rd.put(t, "employees.csv", csvExport(rows))
-	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
-	done := make(chan result, 1)
-	go func() { done <- e.runNoFatal("run", "people") }()
-	if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
-		t.Fatal("the run never created the people")
-	}
+	done := startSlowRun(t, e, rd, rows)
 	cut := rd.proxy.At(rd.proxy.Sent(), true, nil) // the archive's connection: the next bytes the server sends
 	res := <-done
 	select {

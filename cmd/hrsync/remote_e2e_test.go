@@ -350,13 +350,7 @@ func TestE2ERemoteConnectionDropsMidDownload(t *testing.T) {
 func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
 	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
 		rows := genPeople(0, 4)
-		rd.put(t, "employees.csv", csvExport(rows))
-		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
-		done := make(chan result, 1)
-		go func() { done <- e.runNoFatal("run", "people") }()
-		if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
-			t.Fatalf("the run never created the people")
-		}
+		done := startSlowRun(t, e, rd, rows)
 		rd.restart(t)
 		if res := <-done; res.code != 0 {
 			t.Fatalf("run across a server restart: %s", res)
@@ -371,6 +365,22 @@ func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
 		}
 		checkPeople(t, e, rows)
 	})
+}
+
+// startSlowRun uploads rows as employees.csv and starts a people run whose
+// createPeople answer comes 2s late; it returns once the platform created
+// the people (the export read, not yet archived), with the channel the
+// run's result arrives on.
+func startSlowRun(t *testing.T, e *env, rd *remoteDrop, rows []person) <-chan result {
+	t.Helper()
+	rd.put(t, "employees.csv", csvExport(rows))
+	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
+	done := make(chan result, 1)
+	go func() { done <- e.runNoFatal("run", "people") }()
+	if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
+		t.Fatalf("the run never created the people")
+	}
+	return done
 }
 
 // TestE2ERemoteReplacedDuringDownload: the export is replaced by a longer

@@ -121,36 +121,24 @@ func printTenants(w io.Writer, rep *Report, _ PrintOptions) error {
 func printProblems(w io.Writer, rep *Report, _ PrintOptions) error {
 	t := textfmt.Table{Caps: []int{tenantCap}}
 	t.Row("TENANT", "SOURCE PROBLEM")
-	n := 0
 	for _, tn := range rep.Tenants {
 		for _, p := range tn.SourceProblems {
 			t.Row(tn.Name, p)
-			n++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	return t.Print(w)
+	return section(w, &t)
 }
 
 // printReports prints the reports beside each run's export, one line each.
 func printReports(w io.Writer, rep *Report, _ PrintOptions) error {
 	t := textfmt.Table{Caps: []int{tenantCap}}
 	t.Row("TENANT", "JOB", "REPORT (IN THE DROP FOLDER)")
-	n := 0
 	for _, r := range rep.Runs {
 		for _, name := range r.Reports {
 			t.Row(r.Tenant, r.Job, name)
-			n++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	return t.Print(w)
+	return section(w, &t)
 }
 
 // printPersonalizations prints pending, done and failed personalizations
@@ -158,7 +146,6 @@ func printReports(w io.Writer, rep *Report, _ PrintOptions) error {
 func printPersonalizations(w io.Writer, rep *Report, _ PrintOptions) error {
 	t := textfmt.Table{Caps: []int{tenantCap}}
 	t.Row("TENANT", "COLLECTION", "PENDING", "DONE", "FAILED")
-	n := 0
 	for _, tn := range rep.Tenants {
 		collections := make([]string, 0, len(tn.Personalizations))
 		for c := range tn.Personalizations {
@@ -171,14 +158,9 @@ func printPersonalizations(w io.Writer, rep *Report, _ PrintOptions) error {
 				fmt.Sprint(k[string(store.PersonalizationPending)]+k[string(store.PersonalizationRetry)]),
 				fmt.Sprint(k[string(store.PersonalizationDone)]),
 				fmt.Sprint(k[string(store.PersonalizationError)]+k[string(store.PersonalizationFailed)]))
-			n++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	fmt.Fprintln(w)
-	return t.Print(w)
+	return section(w, &t)
 }
 
 // printGrantRules prints the last day processed per rule, when any tenant
@@ -186,7 +168,6 @@ func printPersonalizations(w io.Writer, rep *Report, _ PrintOptions) error {
 func printGrantRules(w io.Writer, rep *Report, _ PrintOptions) error {
 	t := textfmt.Table{Caps: []int{tenantCap, ruleCap}}
 	t.Row("TENANT", "GRANT RULE", "LAST DAY PROCESSED")
-	n := 0
 	for _, tn := range rep.Tenants {
 		for _, r := range tn.GrantRules {
 			last := "never"
@@ -194,10 +175,14 @@ func printGrantRules(w io.Writer, rep *Report, _ PrintOptions) error {
 				last = *r.LastDay
 			}
 			t.Row(tn.Name, r.Rule, last)
-			n++
 		}
 	}
-	if n == 0 {
+	return section(w, &t)
+}
+
+// section prints t after a blank line, when it has a row below its heading.
+func section(w io.Writer, t *textfmt.Table) error {
+	if t.Rows() == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)

@@ -98,6 +98,9 @@ type Table struct {
 // Row adds a row (the first is the heading).
 func (t *Table) Row(cells ...string) { t.rows = append(t.rows, cells) }
 
+// Rows counts the rows below the heading.
+func (t *Table) Rows() int { return max(0, len(t.rows)-1) }
+
 // Print writes the table to w.
 func (t *Table) Print(w io.Writer) error {
 	widths := t.widths()
