@@ -87,7 +87,7 @@ func (r Reason) countKey() string {
 // BuildPlan reads the last good export and the stored personalizations and
 // returns the calls a run would make. It makes no call and changes nothing.
 func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
-	plan := &Plan{Tenant: j.opts.Tenant}
+	plan := &Plan{Tenant: j.opts.Tenant, Items: []Item{}}
 	if !j.Enabled() {
 		return plan, nil
 	}
