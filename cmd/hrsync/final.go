@@ -102,16 +102,16 @@ func lastWords(cmd *cobra.Command, err error) (string, []zap.Field) {
 	if !errors.As(err, &se) {
 		return err.Error(), nil
 	}
-	scope := "hrsync"
+	scope, tenants := "hrsync", se.tenants
 	if cmd != nil {
 		scope = strings.TrimPrefix(commandName(cmd), "run ")
 		if t, _ := cmd.Flags().GetString("tenant"); t != "" {
-			se.tenants = []string{t}
+			tenants = []string{t}
 		}
 	}
-	switch n := len(se.tenants); {
+	switch n := len(tenants); {
 	case n == 1:
-		scope += " " + se.tenants[0]
+		scope += " " + tenants[0]
 	case n > 1:
 		scope += fmt.Sprintf(" (%d tenants)", n)
 	}
