@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -72,40 +71,6 @@ func TestE2ENextStepOfEveryCallRefused(t *testing.T) {
 	if got := e.archived("failed"); len(got) != 0 {
 		t.Errorf("failed/ = %v: the test expects the export to stay, with no report", got)
 	}
-}
-
-// TestE2ENextStepOfALostArchive: the connection to an SFTP drop folder is
-// cut when the run archives the export (after the platform applied it):
-// the run needs attention, its last line names the lost connection, not
-// permissions or the disk, and the next run archives the export.
-func TestE2ENextStepOfALostArchive(t *testing.T) {
-	t.Parallel()
-	rd := &remoteDrop{}
-	e := newEnv(t, configOptions{dropFolder: sftpDrop(t, rd)})
-	rows := genPeople(0, 4)
-	done := startSlowRun(t, e, rd, rows)
-	cut := rd.proxy.At(rd.proxy.Sent(), true, nil) // the archive's connection: the next bytes the server sends
-	res := <-done
-	select {
-	case <-cut:
-	default:
-		t.Fatalf("the proxy never cut the archive's connection: %s", res)
-	}
-	last := lastLine(t, res)
-	t.Logf("last line: %s", last.Msg)
-	if res.code != 4 || !strings.Contains(last.Msg, "the connection to the drop folder was lost") {
-		t.Errorf("want exit 4 and the lost connection named in the last line: %s", res)
-	}
-	for _, wrong := range []string{"permission", "disk"} {
-		if strings.Contains(last.Msg, wrong) {
-			t.Errorf("the last line speaks of %s: %q", wrong, last.Msg)
-		}
-	}
-	e.mustRun(0, "run", "people")
-	if got := e.archived("processed"); !slices.Contains(got, "employees.csv") {
-		t.Errorf("processed/ = %v after the next run, want employees.csv", got)
-	}
-	checkPeople(t, e, rows)
 }
 
 // TestE2EStoreUnreachable: a store that refuses the connection ends run,

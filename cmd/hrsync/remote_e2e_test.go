@@ -34,8 +34,11 @@ type remoteDrop struct {
 	proxy *testservers.Proxy
 	// upload drops a file through the server's own protocol.
 	upload func(name string, content []byte) error
-	// restart stops the server and starts it again.
+	// restart stops the server and starts it again; stop and start do
+	// each half.
 	restart func(t *testing.T)
+	stop    func()
+	start   func(t testing.TB)
 }
 
 // remoteBackends are the servers under test, each set up for an env.
@@ -66,6 +69,7 @@ func sftpDrop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			return os.Rename(p+".part", p)
 		}
 		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
+		rd.stop, rd.start = srv.Stop, srv.Start
 		return []string{
 			"type: sftp",
 			"sftp:",
@@ -100,6 +104,7 @@ func s3Drop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			return err
 		}
 		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
+		rd.stop, rd.start = srv.Stop, srv.Start
 		return []string{
 			"type: s3",
 			"s3:",
@@ -350,7 +355,13 @@ func TestE2ERemoteConnectionDropsMidDownload(t *testing.T) {
 func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
 	eachRemote(t, func(t *testing.T, e *env, rd *remoteDrop) {
 		rows := genPeople(0, 4)
-		done := startSlowRun(t, e, rd, rows)
+		rd.put(t, "employees.csv", csvExport(rows))
+		e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
+		done := make(chan result, 1)
+		go func() { done <- e.runNoFatal("run", "people") }()
+		if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
+			t.Fatalf("the run never created the people")
+		}
 		rd.restart(t)
 		if res := <-done; res.code != 0 {
 			t.Fatalf("run across a server restart: %s", res)
@@ -365,22 +376,6 @@ func TestE2ERemoteServerRestartsBeforeArchive(t *testing.T) {
 		}
 		checkPeople(t, e, rows)
 	})
-}
-
-// startSlowRun uploads rows as employees.csv and starts a people run whose
-// createPeople answer comes 2s late; it returns once the platform created
-// the people (the export read, not yet archived), with the channel the
-// run's result arrives on.
-func startSlowRun(t *testing.T, e *env, rd *remoteDrop, rows []person) <-chan result {
-	t.Helper()
-	rd.put(t, "employees.csv", csvExport(rows))
-	e.emu.addFault(t, fault{Operation: "createPeople", When: "after", Latency: "2s", Count: 1})
-	done := make(chan result, 1)
-	go func() { done <- e.runNoFatal("run", "people") }()
-	if !waitFor(90*time.Second, func() bool { return len(e.emu.people(t, e.company)) == len(rows) }) {
-		t.Fatalf("the run never created the people")
-	}
-	return done
 }
 
 // TestE2ERemoteReplacedDuringDownload: the export is replaced by a longer

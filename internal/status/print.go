@@ -92,7 +92,9 @@ func age(now, t time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// printTenants prints each tenant's source state and backlog, one line each.
+// printTenants prints each tenant's source (its kind, and PROBLEM when it
+// cannot be used) and backlog, one line each; n/a for the files of a
+// source without a drop folder.
 func printTenants(w io.Writer, rep *Report, _ PrintOptions) error {
 	fmt.Fprintln(w)
 	t := textfmt.Table{Caps: []int{tenantCap}}
@@ -104,10 +106,10 @@ func printTenants(w io.Writer, rep *Report, _ PrintOptions) error {
 		return fmt.Sprint(*p)
 	}
 	for _, tn := range rep.Tenants {
-		source, waiting, processed, failed := "ok", "n/a", "n/a", "n/a"
+		source, waiting, processed, failed := tn.Source, "n/a", "n/a", "n/a"
 		switch {
 		case len(tn.SourceProblems) > 0:
-			source, waiting, processed, failed = "PROBLEM", "?", "?", "?"
+			source, waiting, processed, failed = tn.Source+" PROBLEM", "?", "?", "?"
 		case tn.Files != nil:
 			waiting, processed, failed = fmt.Sprint(tn.Files.Waiting), fmt.Sprint(tn.Files.Processed), fmt.Sprint(tn.Files.Failed)
 		}

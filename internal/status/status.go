@@ -48,13 +48,15 @@ type Run struct {
 // Tenant is a tenant's backlog.
 type Tenant struct {
 	Name string `json:"name"`
+	// Source is the kind of the tenant's source ("csv", "sql", "scim").
+	Source string `json:"source"`
 	// SourceProblems are what keeps the tenant's source from being used
 	// (its configuration or its folder), empty when it can be read; the
 	// history and the backlog are shown all the same.
 	SourceProblems []string `json:"sourceProblems"`
 	HeldGrants     int      `json:"heldGrants"`
-	// Files counts the drop folder's files; nil for a SQL source, or when
-	// the source has a problem.
+	// Files counts the drop folder's files; nil for a source without one
+	// (a SQL query, a SCIM directory), or when the source has a problem.
 	Files *Files `json:"files,omitempty"`
 	// PersonalizationsPending counts the personalizations still waiting for
 	// a Done (pending at the platform, or to be retried).
@@ -123,7 +125,7 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 		if err != nil {
 			return nil, err
 		}
-		stt := Tenant{Name: t.Name, HeldGrants: len(held), SourceProblems: sourceProblems(t)}
+		stt := Tenant{Name: t.Name, Source: t.Source.Kind(), HeldGrants: len(held), SourceProblems: sourceProblems(t)}
 		if len(stt.SourceProblems) == 0 {
 			if stt.Files, err = countFiles(ctx, t); err != nil {
 				stt.SourceProblems = []string{err.Error()}

@@ -231,26 +231,17 @@ func (s *store) WriteReport(ctx context.Context, name string, body []byte, mode 
 		if _, serr := s.sftp.Lstat(p); serr == nil {
 			return fs.ErrExist
 		}
-		return lost(err)
+		return err
 	}
 	if err := f.Chmod(mode.Perm()); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("chmod: %w", lost(err))
+		return fmt.Errorf("chmod: %w", err)
 	}
 	if _, err := f.Write(body); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("write: %w", lost(err))
+		return fmt.Errorf("write: %w", err)
 	}
-	return lost(f.Close())
-}
-
-// lost marks the error of a session whose connection was lost with
-// sources.ErrConnectionLost, so that the run says so rather than guess.
-func lost(err error) error {
-	if errors.Is(err, sftp.ErrSSHFxConnectionLost) {
-		return fmt.Errorf("%w: %w", sources.ErrConnectionLost, err)
-	}
-	return err
+	return f.Close()
 }
 
 // Archive renames from to to. SFTP's rename never overwrites (OpenSSH's
@@ -272,7 +263,7 @@ func (s *store) Archive(ctx context.Context, from, to string, want remotedrop.En
 		if _, serr := s.sftp.Lstat(s.path(from)); errors.Is(serr, fs.ErrNotExist) {
 			return fs.ErrNotExist
 		}
-		return lost(err)
+		return err
 	}
 	moved, err := s.Stat(ctx, to)
 	if err != nil {

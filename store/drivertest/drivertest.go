@@ -107,6 +107,7 @@ func Run(t *testing.T, b Backend) {
 		{"LastGoodImport", testLastGoodImport},
 		{"AmendRun", testAmendRun},
 		{"SetRunReports", testSetRunReports},
+		{"LateArchive", testLateArchive},
 		{"ScopeKeepsJobsApart", testScopeKeepsJobsApart},
 		{"GrantScopeMigration", testGrantScopeMigration},
 		{"ClaimTick", testClaimTick},
@@ -114,6 +115,8 @@ func Run(t *testing.T, b Backend) {
 		{"SCIMAuditAndRefusals", testSCIMAuditAndRefusals},
 		{"SCIMUsersFeed", testSCIMUsersFeed},
 		{"SCIMConcurrentUpdates", testSCIMConcurrentUpdates},
+		{"SCIMFeedAsSource", testSCIMFeedAsSource},
+		{"SCIMBirthdayMigration", testSCIMBirthdayMigration},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
