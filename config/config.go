@@ -177,6 +177,11 @@ type Tenant struct {
 	// Notify is who hears about the tenant's runs.
 	Notify TenantNotify `yaml:"notify"`
 
+	// SourceProblems are what keeps the tenant's source from being used,
+	// set aside by a load with Checks.SourcesAside; nil otherwise (a load
+	// without it fails on them).
+	SourceProblems []Problem `yaml:"-"`
+
 	// decodeErrs keeps the decoder's complaints about this tenant: returning
 	// them would make the decoder drop the tenant from the list, shifting
 	// the index of every later tenant in the problems reported.

@@ -44,6 +44,9 @@ func (a *app) newJobs(ctx context.Context, tenants []config.Tenant, m *metrics.M
 		return nil, err
 	}
 	st, err := a.openStore(ctx)
+	if se := (*storeError)(nil); errors.As(err, &se) {
+		se.tenants = tenantNames(tenants)
+	}
 	if err != nil {
 		return nil, err
 	}

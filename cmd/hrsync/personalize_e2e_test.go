@@ -208,6 +208,18 @@ func TestE2EPersonalize(t *testing.T) {
 		if n := strings.Count(res.stdout, "would personalize "); n != hires {
 			t.Errorf("plan lists %d personalizations, want %d:\n%s", n, hires, res)
 		}
+		var doc struct {
+			Personalize []struct {
+				Items []struct {
+					ExternalID string `json:"externalId"`
+					Reason     string `json:"reason"`
+				} `json:"items"`
+			} `json:"personalize"`
+		}
+		js := e.mustRun(0, "plan", "-o", "json")
+		if err := json.Unmarshal([]byte(js.stdout), &doc); err != nil || len(doc.Personalize) != 1 || len(doc.Personalize[0].Items) != hires {
+			t.Errorf("plan -o json: %v, want the %d personalizations the text lists:\n%.2000s", err, hires, js.stdout)
+		}
 		if n := personalizeCalls(t, e); n != 0 {
 			t.Errorf("plan made %d personalize calls", n)
 		}

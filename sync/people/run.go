@@ -146,7 +146,7 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	// The plans of this run record where their state came from, for the
 	// snapshot's refresh at the end.
 	var loads stateLoads
-	rep := &Report{Tenant: j.opts.Tenant}
+	rep := &Report{Tenant: j.opts.Tenant, Exports: []ExportReport{}}
 	if n, err := j.store.FailInterrupted(ctx, model.JobPeople, j.opts.Tenant); err != nil {
 		return rep, fmt.Errorf("close interrupted runs: %w", err)
 	} else if n > 0 {

@@ -340,7 +340,7 @@ func TestRunAgainstEmulator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := personalizeCalls(emu); n != 2 || rep.Counts["plannedchanged"] != 1 || rep.Counts["done"] != 1 {
+		if n := personalizeCalls(emu); n != 2 || rep.Counts["plannedChanged"] != 1 || rep.Counts["done"] != 1 {
 			t.Errorf("%d calls; report %+v", n, rep.Counts)
 		}
 		after := rows(t, st)
