@@ -33,6 +33,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// HTTP is the daemon's health and metrics endpoint.
 	HTTP HTTP `yaml:"http"`
+	// Daemon configures how `hrsync daemon` stops.
+	Daemon Daemon `yaml:"daemon"`
 	// Metrics is where one-shot runs push their metrics.
 	Metrics Metrics `yaml:"metrics"`
 	// Timezone is the IANA zone that schedules are read in.
@@ -121,6 +123,18 @@ type HTTP struct {
 	// Listen is a host:port to serve on; "" serves nothing.
 	Listen string `yaml:"listen"`
 }
+
+// Daemon configures `hrsync daemon`.
+type Daemon struct {
+	// Grace bounds how long a stopping daemon waits for its runs in flight
+	// (--grace overrides it); it must stay under the pod's
+	// terminationGracePeriodSeconds.
+	Grace Duration `yaml:"grace"`
+}
+
+// DefaultDaemonGrace is daemon.grace's default: under Kubernetes' default
+// terminationGracePeriodSeconds (30 s), with room for the process to exit.
+const DefaultDaemonGrace = 25 * time.Second
 
 // Metrics configures the metrics of one-shot runs (`hrsync run`), which end
 // before any scrape.
@@ -276,6 +290,7 @@ func Default() *Config {
 			MaxAttempts:        5,
 		},
 		Log:      Log{Level: "info", Format: "auto"},
+		Daemon:   Daemon{Grace: D(DefaultDaemonGrace)},
 		Reports:  Reports{Mode: DefaultReportsMode},
 		Notify:   defaultNotify(),
 		Timezone: DefaultTimezone,
