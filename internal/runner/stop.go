@@ -87,21 +87,21 @@ func CutShort(ctx context.Context, outcome model.RunOutcome) model.RunOutcome {
 	return outcome
 }
 
-// CutCause is the error a run cut short records instead of the context
+// ErrCut is the error a run cut short records instead of the context
 // error its work ended with (Cut).
-var CutCause = errors.New("interrupted: the process was stopped before the run finished; the next run picks its work up")
+var ErrCut = errors.New("interrupted: the process was stopped before the run finished; the next run picks its work up")
 
 // Cut is the error of a run cut short whose work ended with err: it reads
-// as CutCause and wraps both CutCause and err.
+// as ErrCut and wraps both ErrCut and err.
 func Cut(err error) error {
 	if err == nil {
-		return CutCause
+		return ErrCut
 	}
 	return cutError{err}
 }
 
-// cutError is a run's error behind CutCause's words.
+// cutError is a run's error behind ErrCut's words.
 type cutError struct{ err error }
 
-func (e cutError) Error() string   { return CutCause.Error() }
-func (e cutError) Unwrap() []error { return []error{CutCause, e.err} }
+func (e cutError) Error() string   { return ErrCut.Error() }
+func (e cutError) Unwrap() []error { return []error{ErrCut, e.err} }

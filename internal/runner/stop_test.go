@@ -65,8 +65,8 @@ func TestCutShort(t *testing.T) {
 		t.Errorf("a run that failed with a live context is %s, want failed", got)
 	}
 	err = Cut(context.Canceled)
-	if err.Error() != CutCause.Error() || !errors.Is(err, CutCause) || !errors.Is(err, context.Canceled) {
-		t.Errorf("Cut(context.Canceled) = %q: want CutCause's words, wrapping both", err)
+	if err.Error() != ErrCut.Error() || !errors.Is(err, ErrCut) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Cut(context.Canceled) = %q: want ErrCut's words, wrapping both", err)
 	}
 }
 

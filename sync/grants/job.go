@@ -134,7 +134,7 @@ func (j *Job) RunOnce(ctx context.Context, flags RunFlags) (*Report, error) {
 	rep.settle(err)
 	if runner.CutShort(ctx, rep.outcome) == model.OutcomeInterrupted {
 		log.Warn("grants cut short: the process is stopping", zap.NamedError("cause", err))
-		rep.outcome, rep.Cause, rep.Next = model.OutcomeInterrupted, runner.CutCause.Error(), "nothing to do: the next run grants what is still due"
+		rep.outcome, rep.Cause, rep.Next = model.OutcomeInterrupted, runner.ErrCut.Error(), "nothing to do: the next run grants what is still due"
 		if err != nil {
 			err = runner.Cut(err)
 		}

@@ -603,14 +603,14 @@ func TestLockAndStop(t *testing.T) {
 		}()
 		rep, err := job.RunOnce(ctx)
 		wg.Wait()
-		if !errors.Is(err, context.Canceled) || !errors.Is(err, runner.CutCause) || rep.Outcome() != model.OutcomeInterrupted || rep.Counts["stopped"] != 4 {
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, runner.ErrCut) || rep.Outcome() != model.OutcomeInterrupted || rep.Counts["stopped"] != 4 {
 			t.Fatalf("error %v, report %+v", err, rep)
 		}
 		if got := rows(t, st); len(got) != 0 {
 			t.Errorf("a stopped run committed %d rows", len(got))
 		}
 		runs, err := st.LastRuns(t.Context(), 1)
-		if err != nil || len(runs) != 1 || runs[0].Job != model.JobPersonalize || runs[0].Outcome != model.OutcomeInterrupted || runs[0].Error != runner.CutCause.Error() || runs[0].SourceRows != nil {
+		if err != nil || len(runs) != 1 || runs[0].Job != model.JobPersonalize || runs[0].Outcome != model.OutcomeInterrupted || runs[0].Error != runner.ErrCut.Error() || runs[0].SourceRows != nil {
 			t.Errorf("run record %+v, %v", runs, err)
 		}
 	})
