@@ -525,7 +525,7 @@ tenants:
 		{"tenants[1].name", "lower-case letters", 19},
 		{"tenants[1].companyId", "is required", 19},
 		{"tenants[1].collectionId", "is required", 19},
-		{"tenants[1].source", "exactly one of csv and sql", 20},
+		{"tenants[1].source", "exactly one of csv, scim and sql", 20},
 		{"tenants[1].source.sql.bogus", `unknown key "bogus"`, 22},
 		{"tenants[1].source.sql.driver", "is not one of postgres, mysql", 22},
 		{"tenants[1].schedules.people", "invalid cron spec", 24},
@@ -671,8 +671,8 @@ func TestSourceRule(t *testing.T) {
 	cases := []struct {
 		name, source, path, reason string
 	}{
-		{"none", "", "tenants[0].source", "set exactly one of csv and sql"},
-		{"empty", "    source: {}\n", "tenants[0].source", "set exactly one of csv and sql"},
+		{"none", "", "tenants[0].source", "set exactly one of csv, scim and sql"},
+		{"empty", "    source: {}\n", "tenants[0].source", "set exactly one of csv, scim and sql"},
 		{"both", "    source:\n      csv: {dir: d}\n      sql: {driver: postgres, query: q, dsnEnv: HR_DSN}\n", "tenants[0].source", "not both"},
 		{"sql without a dsn", "    source:\n      sql: {driver: postgres, query: q}\n", "tenants[0].source.sql", "set dsnEnv"},
 		{"sql with two dsns", "    source:\n      sql: {driver: postgres, query: q, dsnEnv: HR_DSN, dsnFile: f}\n", "tenants[0].source.sql", "not both"},

@@ -5,7 +5,8 @@ import (
 
 	"hrsync/sources/dropfolder"
 	"hrsync/sources/registry"
-	_ "hrsync/sources/s3drop" // registers the s3 kind, as in cmd/hrsync
+	_ "hrsync/sources/s3drop"  // registers the s3 kind, as in cmd/hrsync
+	_ "hrsync/sources/scimsrc" // registers the scim kind, as in cmd/hrsync
 	"hrsync/sources/sftpdrop"
 	"hrsync/sources/sqlsrc"
 	"hrsync/store"

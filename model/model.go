@@ -24,11 +24,45 @@ type Person struct {
 	Location   string
 	StartDate  time.Time
 	BirthDate  time.Time
+	// BirthMonth and BirthDay are the day of birth when only it is known
+	// ("--MM-DD"): a SCIM directory keeps no year of birth (DESIGN.md,
+	// invariant 5). Zero when not given; BirthDate, when set, wins. The
+	// platform is never sent a birth date made up from them.
+	BirthMonth time.Month
+	BirthDay   int
 	// AddBalance is the balance the export asks for; nil when the column is
 	// absent or empty, so that a configured default can apply.
 	AddBalance *float64
 	// Line is the 1-based line (CSV) or row (SQL) the record came from.
 	Line int
+}
+
+// Birthday is the month and day of birth, from BirthDate or else
+// BirthMonth and BirthDay; ok is false when neither is known.
+func (p Person) Birthday() (month time.Month, day int, ok bool) {
+	if !p.BirthDate.IsZero() {
+		return p.BirthDate.Month(), p.BirthDate.Day(), true
+	}
+	return p.BirthMonth, p.BirthDay, p.BirthMonth != 0
+}
+
+// ParseMonthDay reads a day of the year without its year, "--MM-DD" (the
+// gMonthDay form of XML Schema); February 29 is a day. ok is false for
+// anything else.
+func ParseMonthDay(s string) (month time.Month, day int, ok bool) {
+	if len(s) != 7 || s[0] != '-' || s[1] != '-' || s[4] != '-' {
+		return 0, 0, false
+	}
+	t, err := time.Parse("2006-01-02", "2000"+s[1:]) // 2000 is a leap year
+	if err != nil {
+		return 0, 0, false
+	}
+	return t.Month(), t.Day(), true
+}
+
+// FormatMonthDay writes a day of the year as "--MM-DD".
+func FormatMonthDay(month time.Month, day int) string {
+	return fmt.Sprintf("--%02d-%02d", int(month), day)
 }
 
 // Rejection says why one row of an export was not accepted.

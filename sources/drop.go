@@ -85,3 +85,18 @@ type DropConfig struct {
 	// host key not checked). Nil logs nothing.
 	Warn func(msg string)
 }
+
+// Pushed is an export that is a snapshot of the people an identity
+// provider pushed to hrsync (a SCIM directory), not a file or a query of
+// the company's: there is no drop folder, so a safeguard stop of it is
+// lifted only by the operator's run with the override.
+type Pushed interface {
+	// Directory is true for such an export.
+	Directory() bool
+}
+
+// IsPushed tells whether x is a Pushed export.
+func IsPushed(x Export) bool {
+	p, ok := x.(Pushed)
+	return ok && p.Directory()
+}

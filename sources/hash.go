@@ -43,8 +43,9 @@ func KeyHash(s string) uint64 { return xxhash.Sum64String(s) }
 const fieldSep = "\x1f"
 
 // Fingerprint is the hash of a person's normalized fields; a change of any
-// field but the balance changes it. Birth dates take part only through this
-// hash, which is what hrsync's state keeps of them.
+// field but the balance changes it. Birth dates (or birthdays without their
+// year) take part only through this hash, which is what hrsync's state
+// keeps of them.
 func Fingerprint(p model.Person) uint64 {
 	// The fields go into one buffer and are hashed at once: the same
 	// bytes as writing them one by one to an xxhash.Digest, for less.
@@ -54,9 +55,14 @@ func Fingerprint(p model.Person) uint64 {
 		b = append(b, s...)
 		b = append(b, fieldSep...)
 	}
-	for _, t := range [...]time.Time{p.StartDate, p.BirthDate} {
+	for i, t := range [...]time.Time{p.StartDate, p.BirthDate} {
 		if !t.IsZero() {
 			b = appendDate(b, t)
+		}
+		if i == 1 && t.IsZero() && p.BirthMonth != 0 {
+			// A birthday without its year ("--MM-DD"); absent, the bytes
+			// are those fingerprints always had.
+			b = append(b, model.FormatMonthDay(p.BirthMonth, p.BirthDay)...)
 		}
 		b = append(b, fieldSep...)
 	}

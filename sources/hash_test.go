@@ -63,3 +63,46 @@ func TestFingerprintIsStable(t *testing.T) {
 		}
 	})
 }
+
+// TestBirthdayWithoutYear: a birth date given as "--MM-DD" (what a SCIM
+// directory keeps) is read as a birthday without its year, never as a
+// made-up date; it takes part in the fingerprint, and a person without one
+// keeps the fingerprint they always had. A bad one is rejected.
+func TestBirthdayWithoutYear(t *testing.T) {
+	cols := map[string]string{}
+	for _, f := range []string{"externalId", "email", "firstName", "lastName", "birthDate"} {
+		cols[f] = f
+	}
+	v, err := NewValidator("scim:acme@1", Mapping{Columns: cols}, time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := func(birth string) Row {
+		r := Row{Line: 1}
+		r.Text[ExternalID], r.Text[Email], r.Text[FirstName], r.Text[LastName] = "E1", "a@example.com", "A", "B"
+		r.Text[BirthDate] = birth
+		return r
+	}
+	r := row("--02-29")
+	p, rej := v.Check(&r)
+	if len(rej) > 0 || !p.BirthDate.IsZero() || p.BirthMonth != time.February || p.BirthDay != 29 {
+		t.Fatalf("--02-29: person %+v, rejections %v; want the birthday February 29 and no birth date", p, rej)
+	}
+	if m, d, ok := p.Birthday(); !ok || m != time.February || d != 29 {
+		t.Fatalf("Birthday() = %v %d %v", m, d, ok)
+	}
+	none := p
+	none.BirthMonth, none.BirthDay = 0, 0
+	if Fingerprint(p) == Fingerprint(none) {
+		t.Fatal("a birthday without its year takes no part in the fingerprint")
+	}
+	if got, want := Fingerprint(model.Person{ExternalID: "0042", Email: "bo@example.com"}), uint64(0x9e5fd1ec1c782758); got != want {
+		t.Fatalf("fingerprint without a birthday moved: %#x, want %#x", got, want)
+	}
+	for _, bad := range []string{"--02-30", "--13-01", "-12-25"} {
+		r := row(bad)
+		if _, rej := v.Check(&r); len(rej) != 1 || rej[0].Field != "birthDate" {
+			t.Fatalf("%s: rejections %v; want one on birthDate", bad, rej)
+		}
+	}
+}

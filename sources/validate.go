@@ -237,6 +237,10 @@ func (v *Validator) checkField(r *Row, f Field, p *model.Person) string {
 	case StartDate:
 		p.StartDate, reason = v.date(r, f)
 	case BirthDate:
+		if m, d, ok := model.ParseMonthDay(strings.TrimSpace(r.Text[f])); ok && r.Date[f].IsZero() {
+			p.BirthMonth, p.BirthDay = m, d // a birthday without its year
+			break
+		}
 		p.BirthDate, reason = v.date(r, f)
 	case AddBalance:
 		p.AddBalance, reason = v.amount(r.Text[f])

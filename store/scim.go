@@ -106,8 +106,12 @@ func attrsJSON(u directory.User) (string, error) {
 	a := scimAttrs{
 		DisplayName: u.DisplayName, Formatted: u.Formatted, GivenName: u.GivenName, FamilyName: u.FamilyName,
 		EmployeeNumber: u.EmployeeNumber, Department: u.Department, StartDate: u.StartDate,
-		BirthDate: u.BirthDate, Location: u.Location, BalanceOverride: u.BalanceOverride,
+		Location: u.Location, BalanceOverride: u.BalanceOverride,
 	}
+	// The state keeps no year of birth, whoever writes (DESIGN.md,
+	// invariant 5): the month and day alone, and nothing of a value that
+	// is not a date.
+	a.BirthDate, _ = directory.Birthday(u.BirthDate)
 	for _, e := range u.Emails {
 		a.Emails = append(a.Emails, scimEmail{Value: e.Value, Type: e.Type, Primary: e.Primary})
 	}

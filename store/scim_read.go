@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -126,16 +125,12 @@ func (d *SCIMDirectory) Audit(ctx context.Context, tenant string, afterSeq int64
 }
 
 // SCIMUser is a user of a tenant's SCIM directory as the people job reads
-// it: the user as last written, and whether it was deleted since.
-type SCIMUser struct {
-	directory.User
-	// Deleted is when the user was deleted; zero while it exists. A
-	// deleted user keeps the attributes it had when it was deleted.
-	Deleted time.Time
-	// Seq is the change sequence of the user's last change (its deletion
-	// included).
-	Seq int64
-}
+// it (directory.Entry): the user as last written, whether it was deleted
+// since, and the sequence of its last change.
+type SCIMUser = directory.Entry
+
+// The store is the feed the SCIM source kind reads.
+var _ directory.Feed = (*Store)(nil)
 
 // SCIMUsers is the feed the SCIM source kind reads: the users of the
 // tenant's SCIM directory whose last change has a sequence after afterSeq

@@ -244,7 +244,7 @@ func (a *app) newClient() (*apiclient.Client, error) {
 // With files given, those files are the exports (read in place, never
 // archived: for validate and plan); a kind that reads no files refuses
 // them with the usage code.
-func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
+func (a *app) feed(t config.Tenant, st *store.Store, files []string) (people.Feed, error) {
 	if len(files) > 0 {
 		opts, err := registry.Of(t.Source.Options)
 		if err != nil {
@@ -259,7 +259,7 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 	return func(ctx context.Context) ([]sources.Export, error) {
 		// The source is opened at each listing, so that a folder gone or
 		// unreadable fails the run that meets it, with its run record.
-		src, err := a.openSource(ctx, t)
+		src, err := a.openSource(ctx, t, st)
 		if err != nil {
 			return nil, err
 		}
@@ -268,10 +268,15 @@ func (a *app) feed(t config.Tenant, files []string) (people.Feed, error) {
 }
 
 // openSource opens the tenant's source with the kind that configured it
-// (the kinds register themselves: see the imports of main.go).
-func (a *app) openSource(ctx context.Context, t config.Tenant) (registry.Source, error) {
+// (the kinds register themselves: see the imports of main.go); st, when
+// not nil, is the state a kind that reads it (scim) reads.
+func (a *app) openSource(ctx context.Context, t config.Tenant, st *store.Store) (registry.Source, error) {
 	log := a.log.With(zap.String("tenant", t.Name))
-	return registry.Open(ctx, t.Source.Options, registry.Env{Tenant: t.Name, Warn: func(msg string) { log.Warn(msg) }})
+	env := registry.Env{Tenant: t.Name, Warn: func(msg string) { log.Warn(msg) }}
+	if st != nil {
+		env.Directory = st
+	}
+	return registry.Open(ctx, t.Source.Options, env)
 }
 
 // printJSON writes v as indented JSON, the form of every --json output.

@@ -79,7 +79,7 @@ type sourceAccess struct {
 
 // Feed is the feed of a tenant's people run (retry.go).
 func (s sourceAccess) Feed(t config.Tenant) (func(ctx context.Context) ([]sources.Export, error), error) {
-	return s.a.peopleFeed(t, s.retry)
+	return s.a.peopleFeed(t, s.st, s.retry)
 }
 
 // LastExport opens a tenant's last good export (personalize.go).

@@ -14,6 +14,7 @@ import (
 	// The kinds of source register themselves (sources/registry).
 	_ "hrsync/sources/dropfolder"
 	_ "hrsync/sources/s3drop"
+	_ "hrsync/sources/scimsrc"
 	_ "hrsync/sources/sftpdrop"
 	_ "hrsync/sources/sqlsrc"
 

@@ -59,7 +59,7 @@ func validateExports(cmd *cobra.Command, a *app, files []string) (*people.Valida
 	if err != nil {
 		return &people.Validation{Exports: []people.ValidatedExport{}}, err
 	}
-	feed := func(t config.Tenant) (people.Feed, error) { return a.feed(t, files) }
+	feed := func(t config.Tenant) (people.Feed, error) { return a.feed(t, nil, files) }
 	// Files named are read with the first tenant's mapping.
 	return people.Validate(cmd.Context(), tenants, feed, len(files) > 0)
 }
@@ -122,7 +122,7 @@ func buildPlans(cmd *cobra.Command, ro readOnly, files []string) ([]*people.Plan
 		if err != nil {
 			return nil, withCode(exitUsage, err)
 		}
-		feed, err := ro.a.feed(t, files)
+		feed, err := ro.a.feed(t, ro.st, files)
 		if err != nil {
 			return nil, err
 		}

@@ -19,7 +19,7 @@ func (a *app) lastExport(t config.Tenant, st *store.Store) personalize.LastExpor
 		return rec.Name, rec.SHA256, ok, err
 	}
 	return func(ctx context.Context) (sources.Source, bool, error) {
-		src, err := a.openSource(ctx, t)
+		src, err := a.openSource(ctx, t, st)
 		if err != nil {
 			return nil, false, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}

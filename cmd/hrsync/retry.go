@@ -23,6 +23,7 @@ import (
 	"hrsync/config"
 	"hrsync/sources"
 	"hrsync/sources/registry"
+	"hrsync/store"
 	"hrsync/sync/people"
 )
 
@@ -55,7 +56,7 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 		return nil, withCode(exitUsage, fmt.Errorf("--file names an export of one tenant's drop folder: add --tenant (one of %s)", strings.Join(names, ", ")))
 	}
 	t := tenants[0]
-	src, err := a.openSource(cmd.Context(), t)
+	src, err := a.openSource(cmd.Context(), t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 	}
@@ -71,16 +72,16 @@ func retryFromFlags(cmd *cobra.Command, a *app) (*retryFile, error) {
 	return &retryFile{tenant: t.Name, rel: rel}, nil
 }
 
-// peopleFeed is the feed of a tenant's people run: with r for the tenant,
-// the one export r takes back from failed/ (moved back when the run, under
-// its lock, asks for its exports; the other ready files stay for the next
-// run); else every ready export.
-func (a *app) peopleFeed(t config.Tenant, r *retryFile) (people.Feed, error) {
+// peopleFeed is the feed of a tenant's people run over the state st: with
+// r for the tenant, the one export r takes back from failed/ (moved back
+// when the run, under its lock, asks for its exports; the other ready files
+// stay for the next run); else every ready export.
+func (a *app) peopleFeed(t config.Tenant, st *store.Store, r *retryFile) (people.Feed, error) {
 	if r == nil || r.tenant != t.Name {
-		return a.feed(t, nil)
+		return a.feed(t, st, nil)
 	}
 	return func(ctx context.Context) ([]people.Export, error) {
-		src, err := a.openSource(ctx, t)
+		src, err := a.openSource(ctx, t, st)
 		if err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}

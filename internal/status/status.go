@@ -51,7 +51,10 @@ type Run struct {
 type Tenant struct {
 	Name       string `json:"name"`
 	HeldGrants int    `json:"heldGrants"`
-	// Files counts the drop folder's files; nil for a SQL source.
+	// Source is the kind of the tenant's source ("csv", "sql", "scim").
+	Source string `json:"source"`
+	// Files counts the drop folder's files; nil for a source without one
+	// (a SQL query, a SCIM directory).
 	Files *Files `json:"files,omitempty"`
 	// PersonalizationsPending counts the personalizations still waiting for
 	// a Done (pending at the platform, or to be retried).
@@ -118,7 +121,7 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 		if err != nil {
 			return nil, err
 		}
-		stt := Tenant{Name: t.Name, HeldGrants: len(held)}
+		stt := Tenant{Name: t.Name, HeldGrants: len(held), Source: t.Source.Kind()}
 		if stt.Files, err = countFiles(ctx, t); err != nil {
 			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
@@ -207,7 +210,7 @@ func Print(w io.Writer, rep *Report) error {
 		return fmt.Sprint(*p)
 	}
 	for _, t := range rep.Tenants {
-		waiting, processed, failed := "n/a (sql)", "n/a", "n/a"
+		waiting, processed, failed := "n/a ("+t.Source+")", "n/a", "n/a"
 		if t.Files != nil {
 			waiting, processed, failed = fmt.Sprint(t.Files.Waiting), fmt.Sprint(t.Files.Processed), fmt.Sprint(t.Files.Failed)
 		}

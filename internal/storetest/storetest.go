@@ -33,6 +33,9 @@ type Store struct {
 	Name string // the dialect's name: sqlite.Name or postgres.Name
 	St   *store.Store
 	Raw  *sql.DB
+	// Again opens another store on the same state, as a second replica
+	// (another process) would; it is closed when the test ends.
+	Again func(t testing.TB) *store.Store
 }
 
 // Q writes a query's "?" placeholders as the store's database wants them.
@@ -72,7 +75,8 @@ func SQLite(t testing.TB) Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = raw.Close() })
-	return Store{Name: sqlite.Name, St: st, Raw: raw}
+	again := func(t testing.TB) *store.Store { return open(t, "sqlite:"+path, store.Options{}) }
+	return Store{Name: sqlite.Name, St: st, Raw: raw, Again: again}
 }
 
 // Postgres opens a migrated store in a new schema of the PostgreSQL server
@@ -107,5 +111,17 @@ func Postgres(t testing.TB) Store {
 		}
 		_ = raw.Close()
 	})
-	return Store{Name: postgres.Name, St: st, Raw: raw}
+	again := func(t testing.TB) *store.Store { return open(t, u, store.Options{Schema: schema}) }
+	return Store{Name: postgres.Name, St: st, Raw: raw, Again: again}
+}
+
+// open opens the store at dsn, closed when the test ends.
+func open(t testing.TB, dsn string, opts store.Options) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.Context(), dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }

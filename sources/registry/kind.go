@@ -6,6 +6,7 @@ import (
 	"io/fs"
 
 	"hrsync/sources"
+	"hrsync/sources/scim/directory"
 )
 
 // Options are one kind's decoded options. Their methods take only
@@ -55,6 +56,12 @@ type Env struct {
 	// Warn logs a choice of the configuration that weakens security (a
 	// host key not checked). Nil logs nothing.
 	Warn func(msg string)
+	// Directory reads the tenants' SCIM directories from hrsync's state
+	// (*store.Store is one), for the kinds whose people an identity
+	// provider pushes to hrsync (scim) rather than hrsync reading them from
+	// the company. Nil where no state is open: such a kind then refuses to
+	// read.
+	Directory directory.Feed
 }
 
 // LastRecord returns the store's record of a tenant's last processed export

@@ -102,6 +102,13 @@ func canonSingle(def attrDef, v any) (any, error) {
 		if def.date && s != "" {
 			return canonDate(def.Name, s)
 		}
+		if def.birthday && s != "" {
+			b, ok := directory.Birthday(s)
+			if !ok {
+				return nil, badRequest(typeInvalidValue, "%s must be a date (YYYY-MM-DD or --MM-DD)", def.Name)
+			}
+			return b, nil
+		}
 		return s, nil
 	case typeBoolean:
 		return canonBool(def.Name, v)

@@ -41,6 +41,9 @@ type attrDef struct {
 	Sub         []attrDef
 	// date marks a string holding a calendar day (YYYY-MM-DD).
 	date bool
+	// birthday marks a birth date, of which only the month and day are
+	// kept (directory.Birthday).
+	birthday bool
 }
 
 // schemaDef is one schema: a URN, a name and its attributes.
@@ -82,7 +85,8 @@ func enterpriseSchema() schemaDef {
 func hrsyncSchema() schemaDef {
 	return schemaDef{ID: SchemaHrsync, Name: "HrsyncUser", Description: "What the gifting platform needs about a person", Attrs: []attrDef{
 		{Name: "startDate", Type: typeString, date: true, Description: "First working day, YYYY-MM-DD (a dateTime is cut to its day)."},
-		{Name: "birthDate", Type: typeString, date: true, Description: "Birth date, YYYY-MM-DD, for birthday grants."},
+		{Name: "birthDate", Type: typeString, birthday: true,
+			Description: "Birth date (YYYY-MM-DD, or --MM-DD) for birthday grants; only the month and day are kept and returned, as --MM-DD."},
 		str("location", "Office or site."),
 		{Name: "balanceOverride", Type: typeDecimal, Description: "Balance to grant instead of the rule's amount."},
 	}}

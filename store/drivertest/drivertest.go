@@ -114,6 +114,8 @@ func Run(t *testing.T, b Backend) {
 		{"SCIMAuditAndRefusals", testSCIMAuditAndRefusals},
 		{"SCIMUsersFeed", testSCIMUsersFeed},
 		{"SCIMConcurrentUpdates", testSCIMConcurrentUpdates},
+		{"SCIMFeedAsSource", testSCIMFeedAsSource},
+		{"SCIMBirthdayMigration", testSCIMBirthdayMigration},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -292,10 +292,10 @@ func (j *Job) births(ctx context.Context) (exportBirths, string, error) {
 	lines := map[int]string{}
 	_, err = src.Read(ctx, sources.Handler{
 		Accept: func(p model.Person) error {
-			if p.BirthDate.IsZero() {
-				out.without[p.ExternalID] = true
+			if month, day, ok := p.Birthday(); ok {
+				out.days[p.ExternalID] = store.MonthDay{Month: month, Day: day}
 			} else {
-				out.days[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
+				out.without[p.ExternalID] = true
 			}
 			lines[p.Line] = p.ExternalID
 			return nil

@@ -156,6 +156,9 @@ type world struct {
 	dir    string
 	last   string // the last export the people sync processed
 	seq    int
+	// source, when set, is the tenant's source of another kind than the
+	// CSV files of sync (the SCIM directory): the grants job reads it.
+	source registry.Source
 }
 
 func newWorld(t *testing.T, start time.Time) *world {
@@ -276,6 +279,14 @@ func (w *world) sync(rows []row) {
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	f := &export{File: csvsrc.File{Path: path, Options: csvOptions()}, sha: hex.EncodeToString(sum[:]), size: int64(b.Len())}
+	w.syncFeed(func(context.Context) ([]people.Export, error) { return []people.Export{f}, nil })
+	w.last = path
+}
+
+// syncFeed runs the people sync on the exports of feed, as of the clock;
+// every export must be clean.
+func (w *world) syncFeed(feed people.Feed) {
+	w.t.Helper()
 	job, err := people.New(people.Options{
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: 100, Concurrency: 2, DefaultBalance: 0, Safeguards: people.DefaultSafeguards(), Now: w.clock.Now, FinishTimeout: 30 * time.Second,
@@ -284,19 +295,22 @@ func (w *world) sync(rows []row) {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	rep, err := job.RunOnce(w.t.Context(), func(context.Context) ([]people.Export, error) { return []people.Export{f}, nil }, people.RunFlags{OverrideSafeguards: true})
+	rep, err := job.RunOnce(w.t.Context(), feed, people.RunFlags{OverrideSafeguards: true})
 	if err != nil {
 		w.t.Fatalf("people sync: %v", err)
 	}
 	if o := rep.Outcome(); o != model.OutcomeOK {
 		w.t.Fatalf("people sync: outcome %s (the export must be clean)", o)
 	}
-	w.last = path
 	w.rec.take() // the people sync's own calls are not grants of the rules
 }
 
-// lastExport hands the grants job the last export the people sync read.
-func (w *world) lastExport(context.Context) (sources.Source, bool, error) {
+// lastExport hands the grants job the last export the people sync read:
+// the world's source when set (a SCIM directory), else the last CSV file.
+func (w *world) lastExport(ctx context.Context) (sources.Source, bool, error) {
+	if w.source != nil {
+		return w.source.LastExport(ctx, nil)
+	}
 	if w.last == "" {
 		return nil, false, nil
 	}

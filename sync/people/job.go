@@ -228,11 +228,12 @@ func (j *Job) keepBirthdays(ctx context.Context, plan *Plan) error {
 	var forget []string
 	for _, list := range []*People{&plan.Create, &plan.changedRows, &plan.returnedRows} {
 		for _, p := range list.All() {
-			if p.BirthDate.IsZero() {
+			month, day, ok := p.Birthday()
+			if !ok {
 				forget = append(forget, p.ExternalID)
 				continue
 			}
-			days[p.ExternalID] = store.MonthDay{Month: p.BirthDate.Month(), Day: p.BirthDate.Day()}
+			days[p.ExternalID] = store.MonthDay{Month: month, Day: day}
 		}
 	}
 	if err := j.opts.Birthdays.KeepBirthdays(ctx, j.opts.Tenant, days, forget); err != nil {

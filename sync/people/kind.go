@@ -147,7 +147,13 @@ func ShellQuote(s string) string {
 func (r *Report) setNextSteps(configPath string) {
 	for i := range r.Exports {
 		e := &r.Exports[i]
-		if e.Outcome == model.OutcomeSafeguard {
+		switch {
+		case e.Outcome == model.OutcomeSafeguard && e.Directory:
+			// A SCIM directory has no file to approve: the override,
+			// from the command line, applies the directory as it is then.
+			e.Next = "once you have checked the changes the identity provider pushed, apply the directory once past the safeguards: " +
+				OverrideCommand(configPath, r.Tenant, "")
+		case e.Outcome == model.OutcomeSafeguard:
 			e.Next = "once you have checked the export, run it once past the safeguards: " +
 				OverrideCommand(configPath, r.Tenant, e.ArchivedAs)
 		}

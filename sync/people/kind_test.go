@@ -79,6 +79,19 @@ func TestSetSafeguardNextSteps(t *testing.T) {
 	}
 }
 
+// TestSetSafeguardNextStepsDirectory: a SCIM tenant's stopped snapshot has
+// no file to name: its next step, the run's last line, says to check the
+// identity provider's changes and run the override for the tenant.
+func TestSetSafeguardNextStepsDirectory(t *testing.T) {
+	rep := &Report{Tenant: "acme", Exports: []ExportReport{{Source: "scim:acme@42", Outcome: model.OutcomeSafeguard, Directory: true}}}
+	rep.setNextSteps("c.yaml")
+	want := "once you have checked the changes the identity provider pushed, apply the directory once past the safeguards: " +
+		"hrsync run people --config c.yaml --tenant acme --override-safeguards"
+	if _, _, next := rep.Summary(); next != want {
+		t.Errorf("the run's next step %q\nwant %q", next, want)
+	}
+}
+
 // TestResultJSON checks that the report's "result" keeps its shape now
 // that its counts are the sender's: the new people confirmed are
 // "created", the lists are there, and nothing is named "applied".

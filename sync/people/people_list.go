@@ -113,14 +113,15 @@ func (l *People) Filter(keep func(model.Person, sources.Hashes) bool) {
 
 // Person record flags.
 const (
-	hasStart   = 1 << iota // StartDate is set
-	hasBirth               // BirthDate is set
-	hasBalance             // AddBalance is set
+	hasStart    = 1 << iota // StartDate is set
+	hasBirth                // BirthDate is set
+	hasBalance              // AddBalance is set
+	hasBirthday             // BirthMonth and BirthDay are set (a birthday without its year)
 )
 
 // appendPerson encodes p: flags, line, the three hashes (h), the six
-// strings (length-prefixed), the dates (days since 1970) and the
-// balance's bits.
+// strings (length-prefixed), the dates (days since 1970), the balance's
+// bits and a birthday without its year (month and day, a byte each).
 func appendPerson(b []byte, p model.Person, h sources.Hashes) []byte {
 	var flags byte
 	if !p.StartDate.IsZero() {
@@ -131,6 +132,9 @@ func appendPerson(b []byte, p model.Person, h sources.Hashes) []byte {
 	}
 	if p.AddBalance != nil {
 		flags |= hasBalance
+	}
+	if p.BirthMonth != 0 {
+		flags |= hasBirthday
 	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(p.Line))
@@ -149,6 +153,9 @@ func appendPerson(b []byte, p model.Person, h sources.Hashes) []byte {
 	}
 	if flags&hasBalance != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(*p.AddBalance))
+	}
+	if flags&hasBirthday != 0 {
+		b = append(b, byte(p.BirthMonth), byte(p.BirthDay))
 	}
 	return b
 }
@@ -212,6 +219,13 @@ func decodePerson(b []byte) (model.Person, sources.Hashes, int, error) {
 		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
 		p.AddBalance = &v
 		b = b[8:]
+	}
+	if flags&hasBirthday != 0 {
+		if len(b) < 2 {
+			return p, h, 0, errShort
+		}
+		p.BirthMonth, p.BirthDay = time.Month(b[0]), int(b[1])
+		b = b[2:]
 	}
 	return p, h, whole - len(b), nil
 }

@@ -163,9 +163,12 @@ func (e *env) balances() map[string]float64 {
 	return out
 }
 
-func (e *env) createCalls() int {
+func (e *env) createCalls() int { return createCalls(e.emu) }
+
+// createCalls counts the createPeople calls the emulator answered.
+func createCalls(emu *emulator.Emulator) int {
 	n := 0
-	for _, r := range e.emu.Requests() {
+	for _, r := range emu.Requests() {
 		if r.OperationID == "createPeople" {
 			n++
 		}

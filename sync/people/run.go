@@ -60,6 +60,11 @@ type ExportReport struct {
 	// what the operator does about it (empty when nothing).
 	Cause string `json:"cause"`
 	Next  string `json:"next,omitempty"`
+	// Directory says the export is a snapshot of the directory the
+	// tenant's identity provider pushes over SCIM (sources.Pushed): nothing
+	// is archived, and a safeguard stop is lifted only by the operator's
+	// run with --override-safeguards.
+	Directory bool `json:"directory,omitempty"`
 	// ArchivedAs is where the export was archived, relative to its drop
 	// folder ("failed/employees.csv"); empty while it stays in place and
 	// for a query.
@@ -207,7 +212,8 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 	runID := uuid.NewString()
 	x := &exportRun{tenant: j.opts.Tenant, export: export,
 		log: j.log.With(zap.String("run", runID), zap.String("source", export.Name())),
-		er:  ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{}}}
+		er: ExportReport{RunID: runID, Tenant: j.opts.Tenant, Source: export.Name(), Counts: map[string]int{},
+			Directory: sources.IsPushed(export)}}
 	// The API client's lines of this run carry its id too.
 	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
 	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
@@ -280,7 +286,12 @@ func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, pla
 		x.er.Outcome, x.er.Duplicate = model.OutcomeOK, true
 		x.er.Counts = map[string]int{"duplicate": 1}
 		x.er.Cause = "already processed (same content); archived without a change"
-		x.log.Info("file already processed (same content); archived without a change", zap.String("firstRun", firstRun))
+		msg := "file already processed (same content); archived without a change"
+		if x.er.Directory {
+			x.er.Cause = "the directory has not changed since it was last applied; nothing to do"
+			msg = x.er.Cause
+		}
+		x.log.Info(msg, zap.String("firstRun", firstRun))
 		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeOK, Counts: x.er.Counts}, true)
 		return plan, true, err
 	}
@@ -323,6 +334,9 @@ func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (Expo
 	x.er.Error = err.Error()
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
 	x.er.Next = "check the export; if it is right, run it once with --override-safeguards"
+	if x.er.Directory {
+		x.er.Next = "check the changes the identity provider pushed (a mass deactivation?); if they are right, run the people job once with --override-safeguards"
+	}
 	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
 	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: err,
 		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats)}, false)

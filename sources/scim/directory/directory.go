@@ -54,8 +54,10 @@ type User struct {
 	EmployeeNumber string
 	Department     string
 
-	// StartDate and BirthDate are calendar days (YYYY-MM-DD) from the hrsync extension.
+	// StartDate is a calendar day (YYYY-MM-DD) from the hrsync extension.
 	StartDate string
+	// BirthDate is the hrsync extension's birth date as a directory keeps it: the month and day
+	// alone, "--MM-DD" (see Birthday); the SCIM handler drops the year as it reads a request.
 	BirthDate string
 	// Location is the hrsync extension's office or site.
 	Location string
@@ -142,4 +144,23 @@ type Directory interface {
 	// Audit returns up to limit entries of the tenant's trail with a sequence after afterSeq, oldest
 	// first.
 	Audit(ctx context.Context, tenant string, afterSeq int64, limit int) ([]AuditEntry, error)
+}
+
+// Entry is a user as a reader of the whole directory sees it (the people job, through the SCIM
+// source kind): the user as last written, and whether it was deleted since.
+type Entry struct {
+	User
+	// Deleted is when the user was deleted; zero while it exists. A deleted user keeps the
+	// attributes it had when it was deleted.
+	Deleted time.Time
+	// Seq is the change sequence of the user's last change (its deletion included).
+	Seq int64
+}
+
+// Feed reads a tenant's directory whole, as the people job does: the users whose last change has a
+// sequence after afterSeq (0: every user ever created, deleted ones included), in creation order,
+// and the tenant's last change sequence (0 when nothing was ever written), from one snapshot.
+// *store.Store is one (its SCIMUsers method).
+type Feed interface {
+	SCIMUsers(ctx context.Context, tenant string, afterSeq int64) ([]Entry, int64, error)
 }

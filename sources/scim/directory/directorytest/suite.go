@@ -51,7 +51,7 @@ func sample(i int) directory.User {
 		DisplayName: "Person", GivenName: "Given", FamilyName: "Family", Active: true,
 		Emails:         []directory.Email{{Value: fmt.Sprintf("user%03d@example.com", i), Type: "work", Primary: true}},
 		EmployeeNumber: fmt.Sprint(1000 + i), Department: "Sales", StartDate: "2026-03-02",
-		BirthDate: "1990-05-17", Location: "Lyon", BalanceOverride: &b,
+		BirthDate: "--05-17", Location: "Lyon", BalanceOverride: &b,
 	}
 }
 
