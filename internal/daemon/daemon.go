@@ -31,6 +31,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
+	"hrsync/config"
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/model"
@@ -47,10 +48,10 @@ type Schedule struct {
 	Spec string
 }
 
-// DefaultGrace is how long a stopping daemon waits for runs in flight; it
-// stays under Kubernetes' default terminationGracePeriodSeconds (30 s) with
-// room for the process to exit.
-const DefaultGrace = 25 * time.Second
+// DefaultGrace is how long a stopping daemon waits for runs in flight:
+// daemon.grace's default, under Kubernetes' default
+// terminationGracePeriodSeconds (30 s) with room for the process to exit.
+const DefaultGrace = config.DefaultDaemonGrace
 
 // maxCommitShare bounds the part of the grace period kept for runs cut
 // short to commit (Cut).
@@ -234,19 +235,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		err = fmt.Errorf("http server: %w", err)
 		d.log.Error("http server stopped; stopping", zap.Error(err))
 	}
-	stopTicks()
-	d.running.Store(false)
-	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
-	cut := time.AfterFunc(Cut(d.opts.Grace), func() {
-		d.log.Warn("runs still in flight are cut short: each stops after the call it is making and records itself as interrupted",
-			zap.Int64("runs", d.inFlight.Load()))
-		cancelRuns()
-	})
-	if werr := d.wait(stopped); werr != nil && err == nil { //nolint:contextcheck // stopped only signals that the runs ended
+	if werr := d.drain(c, stopTicks, cancelRuns); werr != nil && err == nil { //nolint:contextcheck // drain bounds its wait by the grace period, not by a context
 		err = werr
 	}
-	cut.Stop()
-	cancelRuns()
 	if srv != nil && serving {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -258,6 +249,23 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info("stopped cleanly")
 	}
 	return err
+}
+
+// drain stops the daemon's runs: no tick is waited on or claimed any more
+// (stopTicks), the scheduler stops, and the runs in flight go on until
+// Cut(Grace), when cancelRuns cuts them short; it waits for them up to the
+// grace period (wait).
+func (d *Daemon) drain(c *cron.Cron, stopTicks, cancelRuns context.CancelFunc) error {
+	stopTicks()
+	d.running.Store(false)
+	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
+	cut := time.AfterFunc(Cut(d.opts.Grace), func() {
+		d.log.Warn("runs still in flight are cut short: each stops after the call it is making and records itself as interrupted",
+			zap.Int64("runs", d.inFlight.Load()))
+		cancelRuns()
+	})
+	defer cut.Stop()
+	return d.wait(stopped)
 }
 
 // wait waits for the runs in flight (stopped is done when they end), up
