@@ -37,6 +37,9 @@ type Config struct {
 	Daemon Daemon `yaml:"daemon"`
 	// Metrics is where one-shot runs push their metrics.
 	Metrics Metrics `yaml:"metrics"`
+	// SCIM is the SCIM 2.0 endpoint the daemon serves to identity
+	// providers, for the tenants whose source is scim.
+	SCIM SCIM `yaml:"scim"`
 	// Timezone is the IANA zone that schedules are read in.
 	Timezone string `yaml:"timezone"`
 	// Reports configures the reports written beside archived exports.
@@ -135,6 +138,18 @@ type Daemon struct {
 // DefaultDaemonGrace is daemon.grace's default: under Kubernetes' default
 // terminationGracePeriodSeconds (30 s), with room for the process to exit.
 const DefaultDaemonGrace = 25 * time.Second
+
+// SCIM configures the SCIM 2.0 endpoint of `hrsync daemon` (docs/scim.md):
+// identity providers such as Okta and Microsoft Entra ID push users to it,
+// and each tenant whose source is scim is selected by its own token.
+type SCIM struct {
+	// Listen is the host:port the endpoint is served on, a listener of its
+	// own (not http.listen's); "" serves no SCIM endpoint.
+	Listen string `yaml:"listen"`
+	// Settle is how long after a tenant's last SCIM write its people job
+	// runs: a burst of writes gives one run.
+	Settle Duration `yaml:"settle"`
+}
 
 // Metrics configures the metrics of one-shot runs (`hrsync run`), which end
 // before any scrape.
@@ -273,6 +288,7 @@ const (
 	DefaultGrantReason = model.InitialGrantReason
 	DefaultLanguage    = "en-US"
 	DefaultPeopleCron  = "*/15 * * * *"
+	DefaultSCIMSettle  = 60 * time.Second
 )
 
 // Default returns the configuration used for every key a file leaves out.
@@ -292,6 +308,7 @@ func Default() *Config {
 		Log:      Log{Level: "info", Format: "auto"},
 		Daemon:   Daemon{Grace: D(DefaultDaemonGrace)},
 		Reports:  Reports{Mode: DefaultReportsMode},
+		SCIM:     SCIM{Settle: D(DefaultSCIMSettle)},
 		Notify:   defaultNotify(),
 		Timezone: DefaultTimezone,
 		location: time.UTC,

@@ -73,6 +73,7 @@ func (c *Config) validate(ps *problems) {
 	c.validateNotify(ps)
 	c.validateLog(ps)
 	c.validateListeners(ps)
+	c.validateSCIM(ps)
 	c.validateTimezone(ps)
 	c.validateTenants(ps)
 }

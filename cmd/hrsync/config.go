@@ -82,11 +82,28 @@ func printCheck(w io.Writer, path string, cfg *config.Config) error {
 			fmt.Fprintf(&b, "  tenant %s: %s\n", t.Name, o.Describe())
 		}
 	}
+	if line := scimStatus(cfg); line != "" {
+		fmt.Fprintf(&b, "  %s\n", line)
+	}
 	for _, line := range secretStatus(cfg) {
 		fmt.Fprintf(&b, "  %s\n", line)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// scimStatus says where the daemon serves the SCIM endpoint and for which
+// tenants, "" when it serves none.
+func scimStatus(cfg *config.Config) string {
+	if cfg.SCIM.Listen == "" {
+		return ""
+	}
+	names := make([]string, 0, len(cfg.Tenants))
+	for _, t := range cfg.SCIMTenants() {
+		names = append(names, t.Name)
+	}
+	return fmt.Sprintf("scim endpoint: hrsync daemon serves it on %s for %s; people jobs run %s after a tenant's last write",
+		cfg.SCIM.Listen, strings.Join(names, ", "), cfg.SCIM.Settle)
 }
 
 // stateStatus says where the state lives and, when it lives in a local
@@ -146,6 +163,9 @@ shown as [redacted] or left out, and passwords in URLs as xxxxx. -o json prints
 			}
 			var b strings.Builder
 			fmt.Fprintf(&b, "# effective configuration of %s, secrets redacted\n", path)
+			if line := scimStatus(cfg); line != "" {
+				fmt.Fprintf(&b, "# %s\n", line)
+			}
 			for _, line := range secretStatus(cfg) {
 				fmt.Fprintf(&b, "# %s\n", line)
 			}

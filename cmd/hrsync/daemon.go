@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"hrsync/config"
 	"hrsync/internal/daemon"
+	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/store"
 )
@@ -29,6 +31,12 @@ goes on to its end and commits for two thirds of the grace period (--grace, else
 default 25s; all but 15s of a grace over 45s), then the runs still going are cut short and record
 themselves as interrupted; the daemon exits 0, or 1 if runs were still going after the grace
 period. Keep the grace under the pod's terminationGracePeriodSeconds.
+
+With scim.listen set, it also serves the SCIM 2.0 endpoint (/scim/v2) on that address, a listener
+of its own, to the identity providers of the tenants whose source is scim, each selected by its
+token. A tenant's SCIM write runs its people job scim.settle after the tenant's last write (a burst
+gives one run), as a scheduled run is; SCIM answers never wait for it. At start, each such people
+job runs once after scim.settle.
 
 With PostgreSQL state, several daemons (replicas) share the tenants: at each tick of each job of
 each tenant, one replica claims the tick and runs it, the others leave it; idle replicas claim
@@ -73,18 +81,38 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 	a.closeInterrupted(ctx, j)
 	a.seedMetrics(ctx, m, j.st, tenants)
 	a.watchGauges(m, tenants, j.st)
+	out := cmd.OutOrStdout()
+	var d *daemon.Daemon // the SCIM endpoint's writes trigger its runs; set before it serves
+	ep, err := a.newSCIMEndpoint(tenants, j.st, j.reg, out, func(k runner.Key) { d.Trigger(k) })
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
 	schedules := daemonSchedules(a.log, tenants, j.reg)
-	if len(schedules) == 0 {
+	if len(schedules) == 0 && len(ep.triggered) == 0 {
 		return withCode(exitUsage, errors.New("no job is scheduled: set tenants[].schedules"))
 	}
-	out := cmd.OutOrStdout()
+	d, err = daemon.New(a.daemonOptions(j, m, schedules, ep, out, grace))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if err := d.Run(ctx); err != nil {
+		return withCode(exitFailed, err)
+	}
+	return nil
+}
+
+// daemonOptions are the daemon's options: the jobs' runner and schedules,
+// the health and metrics endpoint on http.listen, the SCIM endpoint and the
+// jobs its writes trigger, and, with state shared by replicas, the claimer
+// of the fleet's ticks.
+func (a *app) daemonOptions(j *jobs, m *metrics.Metrics, schedules []daemon.Schedule, ep scimEndpoint, out io.Writer, grace time.Duration) daemon.Options {
 	var claimer daemon.Claimer
 	if j.st.Capabilities().ClaimTicks {
 		claimer = tickClaimer{j.st}
 		a.log.Info("state shared by replicas: this daemon is one replica of a fleet; each tick is claimed by one replica",
 			zap.String("replica", a.replica))
 	}
-	d, err := daemon.New(daemon.Options{
+	return daemon.Options{
 		Runner:    j.runner,
 		Schedules: schedules,
 		Parser:    config.ScheduleParser(),
@@ -100,15 +128,11 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 		OnListen: func(addr net.Addr) {
 			fmt.Fprintf(out, "daemon listening on http://%s (/healthz /readyz /metrics)\n", addr)
 		},
-		Claimer: claimer,
-	})
-	if err != nil {
-		return withCode(exitUsage, err)
+		Claimer:   claimer,
+		Servers:   ep.servers,
+		Triggered: ep.triggered,
+		Settle:    a.cfg.SCIM.Settle.Duration,
 	}
-	if err := d.Run(ctx); err != nil {
-		return withCode(exitFailed, err)
-	}
-	return nil
 }
 
 // daemonSchedules lists the schedules of the registered jobs, in their

@@ -48,6 +48,7 @@ func (b *lockedBuffer) String() string {
 type daemonProc struct {
 	cmd    *exec.Cmd
 	url    string
+	scim   chan string // the SCIM endpoint's base URL, when it serves one
 	stderr *lockedBuffer
 	done   chan struct{}
 	err    error // set when done is closed
@@ -72,7 +73,7 @@ func (e *env) scheduleDaemon(spec string) {
 func (e *env) startDaemon(extra ...string) *daemonProc {
 	e.t.Helper()
 	cmd := e.command(context.Background(), append([]string{"daemon", "--grace", "60s"}, extra...)...)
-	d := &daemonProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{})}
+	d := &daemonProc{cmd: cmd, stderr: &lockedBuffer{}, done: make(chan struct{}), scim: make(chan string, 1)}
 	cmd.Stderr = d.stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -87,6 +88,9 @@ func (e *env) startDaemon(extra ...string) *daemonProc {
 		for sc.Scan() {
 			if _, after, ok := strings.Cut(sc.Text(), "daemon listening on "); ok {
 				urls <- strings.Fields(after)[0]
+			}
+			if _, after, ok := strings.Cut(sc.Text(), "scim endpoint listening on "); ok {
+				d.scim <- strings.Fields(after)[0]
 			}
 		}
 		_, _ = io.Copy(io.Discard, out)

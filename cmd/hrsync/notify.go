@@ -22,9 +22,8 @@ import (
 // about the cycles its notify.on asks for, the same way for `run` and the
 // daemon.
 type cycleNotifier struct {
-	n          *notify.Notifier
-	on         map[string]string
-	configPath string
+	n  *notify.Notifier
+	on map[string]string
 }
 
 // newNotifier builds the channels of the given tenants; nil when none has
@@ -37,7 +36,7 @@ func (a *app) newNotifier(tenants []config.Tenant, m *metrics.Metrics) (runner.N
 	nc := a.cfg.Notify
 	n := notify.New(notify.Options{Attempts: nc.Attempts, Backoff: nc.Backoff.Duration, Timeout: nc.Timeout.Duration,
 		Counter: counter, Logger: a.log.Named("notify")})
-	c := &cycleNotifier{n: n, on: map[string]string{}, configPath: a.configPath}
+	c := &cycleNotifier{n: n, on: map[string]string{}}
 	client := &http.Client{Timeout: nc.Timeout.Duration}
 	for _, t := range tenants {
 		c.on[t.Name] = a.cfg.NotifyOn(t)
@@ -119,7 +118,7 @@ func (c *cycleNotifier) event(k runner.Key, res runner.Result, err error) notify
 		e.Counts = map[string]int{}
 	}
 	if rep, ok := res.Report.(*people.Report); ok && rep != nil {
-		rep.Notify(&e, c.configPath)
+		rep.Notify(&e)
 	}
 	return e
 }

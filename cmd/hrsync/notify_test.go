@@ -36,8 +36,9 @@ func TestNotifyWants(t *testing.T) {
 	}
 }
 
-// TestNotifyEvent: a people cycle's event names its files, stops with the
-// override command, rejected rows (bounded) and held externalIds.
+// TestNotifyEvent: a people cycle's event says in the HTML report's words
+// what happened and what to do, with no command, and names its files,
+// stops, rejected rows (bounded) and held externalIds.
 func TestNotifyEvent(t *testing.T) {
 	rep := &people.Report{Tenant: "acme", HeldGrants: 1, HeldExternalIDs: []string{"P7"}, Exports: []people.ExportReport{{
 		Source: "employees.csv", Outcome: model.OutcomeSafeguard, ArchivedAs: "failed/employees.csv",
@@ -47,15 +48,16 @@ func TestNotifyEvent(t *testing.T) {
 	for i := range notify.MaxRejections + 3 {
 		rep.Exports[0].Rejections = append(rep.Exports[0].Rejections, model.Rejection{Line: i + 2, Field: "email", Reason: fmt.Sprint("bad ", i)})
 	}
-	c := &cycleNotifier{configPath: "hrsync.yaml"}
+	c := &cycleNotifier{}
 	res := runner.Result{Outcome: model.OutcomeSafeguard, Cause: "employees.csv: stopped", Next: "check it", Report: rep}
 	e := c.event(runner.Key{Job: model.JobPeople, Tenant: "acme"}, res, nil)
-	if e.Outcome != "safeguard" || e.Cause != "employees.csv: stopped" || e.Next != "check it" ||
+	if e.Outcome != "safeguard" || !strings.HasPrefix(e.Cause, "employees.csv: A safeguard stopped this export before anything was changed") ||
+		!strings.HasPrefix(e.Next, "Check the export against the HR system") || strings.Contains(e.Next, "hrsync run") ||
 		len(e.Files) != 1 || e.Files[0].ArchivedAs != "failed/employees.csv" || len(e.Files[0].Reports) != 1 {
 		t.Errorf("event %+v", e)
 	}
-	if len(e.Stops) != 1 || !strings.Contains(e.Override, "--override-safeguards --file failed/employees.csv") {
-		t.Errorf("stops %q override %q", e.Stops, e.Override)
+	if len(e.Stops) != 1 {
+		t.Errorf("stops %q", e.Stops)
 	}
 	if len(e.Rejections) != notify.MaxRejections || e.MoreRejections != 3 || e.Held[0] != "P7" {
 		t.Errorf("%d rejections and %d more, held %v", len(e.Rejections), e.MoreRejections, e.Held)

@@ -34,8 +34,11 @@ type remoteDrop struct {
 	proxy *testservers.Proxy
 	// upload drops a file through the server's own protocol.
 	upload func(name string, content []byte) error
-	// restart stops the server and starts it again.
+	// restart stops the server and starts it again; stop and start do
+	// each half.
 	restart func(t *testing.T)
+	stop    func()
+	start   func(t testing.TB)
 }
 
 // remoteBackends are the servers under test, each set up for an env.
@@ -66,6 +69,7 @@ func sftpDrop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			return os.Rename(p+".part", p)
 		}
 		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
+		rd.stop, rd.start = srv.Stop, srv.Start
 		return []string{
 			"type: sftp",
 			"sftp:",
@@ -100,6 +104,7 @@ func s3Drop(t *testing.T, rd *remoteDrop) func(e *env) []string {
 			return err
 		}
 		rd.restart = func(t *testing.T) { srv.Stop(); srv.Start(t) }
+		rd.stop, rd.start = srv.Stop, srv.Start
 		return []string{
 			"type: s3",
 			"s3:",

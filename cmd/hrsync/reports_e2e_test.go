@@ -55,16 +55,21 @@ func TestRejectsReportRoundTrip(t *testing.T) {
 		page := filepath.Join(processed, "employees.csv.report.html")
 		text := visibleText(t, page)
 		for _, want := range []string{
-			"employees.csv", "Tenant acme", "attention", "3 people created", "2 rows rejected",
-			"Next step: fix the rejected rows in employees.csv.rejects.csv (beside this report) and drop that file into the drop folder again",
-			"Counts", "rejected 2", "created 3",
+			"employees.csv", "Tenant acme", "attention", "3 people added (85.00 granted), 2 rows rejected.",
+			"Next step: Fix the rejected rows in employees.csv.rejects.csv (beside this report) and drop that file into the drop folder again",
+			"Added (3)", "P00001", "p***@e***.test · 25.00",
 			"Rejected rows (2)", "Fix them in employees.csv.rejects.csv",
 			"3 email not a valid e-mail address", "5 birthDate date \"19**-**-**\" does not match",
 			"Line Column Reason", "3 email", "5 birthDate",
-			"Held grants (0)",
 		} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the rendered report lacks %q:\n%s", want, text)
+			}
+		}
+		// Empty sections are left out, and no counter is shown.
+		for _, bad := range []string{"Waiting for confirmation", "Counts", "calls", "accepted", "Left (", "Changed ("} {
+			if strings.Contains(text, bad) {
+				t.Errorf("the rendered report shows %q:\n%s", bad, text)
 			}
 		}
 		pageBytes, err := os.ReadFile(page)

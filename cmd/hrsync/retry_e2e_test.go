@@ -64,9 +64,16 @@ func TestE2ERetryAfterSafeguard(t *testing.T) {
 		// gives the same command.
 		text := visibleText(t, filepath.Join(e.drop, "failed", "staff march.csv.report.html"))
 		for _, part := range []string{"SAFEGUARD", "Safeguard stops", "would be marked departed",
-			"If the export is right, run it once past the safeguards: " + want, "Next step: once you have checked the export"} {
+			"Would have left (50)", "Would have been added (5)", "Next step: Check the export against the HR system"} {
 			if !strings.Contains(strings.ToUpper(text), strings.ToUpper(part)) {
 				t.Errorf("the HTML report lacks %q:\n%s", part, text)
+			}
+		}
+		// The command is the operator's (the last line): the HR admin's
+		// page holds no command line and no path.
+		for _, bad := range []string{"--override-safeguards", e.config, "departed 50"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("the HTML report shows %q:\n%s", bad, text)
 			}
 		}
 	})

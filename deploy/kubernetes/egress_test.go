@@ -187,7 +187,9 @@ func checkNetworkPolicy(t *testing.T, objs objects) {
 	if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
 		t.Errorf("policyTypes %v, want Ingress and Egress", np.Spec.PolicyTypes)
 	}
-	checkIngress(t, np.Spec.Ingress)
+	scimPort := int(listenPort(scimListen(t, builtConfig(t, objs))))
+	checkIngress(t, np.Spec.Ingress, scimPort)
+	checkSCIMExposure(t, objs, scimPort)
 
 	dests := configDestinations(t, builtConfig(t, objs), exampleSecret(t).StringData["store-url"])
 	if len(objs.cronJobs) > 0 && !slices.ContainsFunc(dests, func(d destination) bool { return d.what == "metrics.pushgateway" }) {
@@ -229,13 +231,20 @@ func checkNetworkPolicy(t *testing.T, objs objects) {
 
 // checkIngress wants every ingress rule on the metrics port alone, from
 // the monitoring namespace or the labelled pods of hrsync's namespace,
-// and both of those allowed.
-func checkIngress(t *testing.T, rules []networkingv1.NetworkPolicyIngressRule) {
+// and both of those allowed; or, when the configuration serves SCIM on
+// scimPort (0: it does not), on that port alone, from the ingress
+// controller's namespace alone (checkSCIMIngress).
+func checkIngress(t *testing.T, rules []networkingv1.NetworkPolicyIngressRule, scimPort int) {
 	t.Helper()
-	var fromMonitoring, fromLabelled bool
+	var fromMonitoring, fromLabelled, scim bool
 	for i, r := range rules {
-		if len(r.Ports) == 0 || slices.ContainsFunc(r.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port == nil || p.Port.IntValue() != portMetrics }) {
-			t.Errorf("ingress rule %d: ports %v, want %d alone", i, r.Ports, portMetrics)
+		if scimPort != 0 && onlyPort(r.Ports, scimPort) {
+			checkSCIMIngress(t, i, r)
+			scim = true
+			continue
+		}
+		if !onlyPort(r.Ports, portMetrics) {
+			t.Errorf("ingress rule %d: ports %v, want %d alone (or the SCIM port alone, when scim.listen is set)", i, r.Ports, portMetrics)
 		}
 		if len(r.From) == 0 {
 			t.Errorf("ingress rule %d admits every source", i)
@@ -260,6 +269,16 @@ func checkIngress(t *testing.T, rules []networkingv1.NetworkPolicyIngressRule) {
 	if !fromMonitoring || !fromLabelled {
 		t.Errorf("ingress from the namespace %s: %v, from pods labelled %s=true: %v; want both", monitoringNamespace, fromMonitoring, scraperLabel, fromLabelled)
 	}
+	if scimPort != 0 && !scim {
+		t.Errorf("the configuration serves SCIM on port %d, but no ingress rule lets the ingress controller reach it", scimPort)
+	}
+}
+
+// onlyPort tells whether ports name port, and only it.
+func onlyPort(ports []networkingv1.NetworkPolicyPort, port int) bool {
+	return len(ports) > 0 && !slices.ContainsFunc(ports, func(p networkingv1.NetworkPolicyPort) bool {
+		return p.Port == nil || p.Port.IntValue() != port || p.EndPort != nil
+	})
 }
 
 // checkEgressPeers checks the destinations of an egress rule for the port
@@ -341,12 +360,16 @@ func checkInCluster(t *testing.T, rule int, d destination, peer networkingv1.Net
 }
 
 // TestEgressOfEveryBackend builds testdata/every-backend, the base with
-// every egress component and a configuration that uses each backend (the
-// PostgreSQL store, SFTP and S3 drop folders, SMTP, the Pushgateway):
-// the components add exactly the rules those backends need.
+// every component and a configuration that uses each backend (the
+// PostgreSQL store, SFTP and S3 drop folders, SMTP, the Pushgateway) and
+// serves SCIM: the components add exactly the rules those backends need,
+// and the SCIM endpoint's port, Service and ingress rule.
 func TestEgressOfEveryBackend(t *testing.T) {
 	objs := decodeAll(t, "every-backend", kustomize(t, filepath.Join("testdata", "every-backend")))
 	checkNetworkPolicy(t, objs)
+	if p := listenPort(scimListen(t, builtConfig(t, objs))); p != 8090 {
+		t.Errorf("the test's configuration serves SCIM on port %d, want 8090 (components/scim)", p)
+	}
 	dests := configDestinations(t, builtConfig(t, objs), exampleSecret(t).StringData["store-url"])
 	var ports []int
 	for _, d := range dests {
@@ -362,8 +385,8 @@ func TestEgressOfEveryBackend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 5 {
-		t.Errorf("components: %v, want the 5 egress components this test builds", entries)
+	if len(entries) != 6 {
+		t.Errorf("components: %v, want the 5 egress components and scim, which this test builds", entries)
 	}
 }
 

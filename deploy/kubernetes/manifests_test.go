@@ -136,8 +136,9 @@ func checkDaemon(t *testing.T, d *appsv1.Deployment, pc podChecks) {
 	if len(c.Args) == 0 || c.Args[0] != "daemon" {
 		t.Errorf("args %v, want daemon ...", c.Args)
 	}
-	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 9090 {
-		t.Errorf("ports %+v, want http on 9090", c.Ports)
+	if len(c.Ports) == 0 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 9090 ||
+		slices.ContainsFunc(c.Ports[1:], func(p corev1.ContainerPort) bool { return p.Name != scimPortName }) {
+		t.Errorf("ports %+v, want http on 9090 (and only the SCIM port besides)", c.Ports)
 	}
 	for name, p := range map[string]struct {
 		probe *corev1.Probe

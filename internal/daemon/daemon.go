@@ -10,13 +10,17 @@
 // claimed by one replica, which runs it (fleet.go). A panic in a job is
 // recovered by the runner and recorded as a failed run; the daemon goes on.
 //
+// Jobs may also be triggered (Trigger; settle.go): the SCIM endpoint, one
+// of Options.Servers, asks for a tenant's people job at each write, and the
+// job runs a settle delay after the last one, through the same RunOnce.
+//
 // When the context given to Run is cancelled (SIGTERM, SIGINT), the daemon
-// drains: no new run starts (no tick is claimed or waits on), and the runs
-// in flight go on to their end and commit, for the first part of a grace
-// period (Cut). Runs still going then are cut short: their context is
-// cancelled, each stops after the call it is making and records itself as
-// interrupted, in the rest of the grace period. Then the HTTP server stops
-// and Run returns.
+// drains: no new run starts (no tick is claimed or waits on, the settle
+// delays are dropped), and the runs in flight go on to their end and
+// commit, for the first part of a grace period (Cut). Runs still going
+// then are cut short: their context is cancelled, each stops after the
+// call it is making and records itself as interrupted, in the rest of the
+// grace period. Then the HTTP servers stop and Run returns.
 package daemon
 
 import (
@@ -106,7 +110,18 @@ type Options struct {
 	// Claimer, when not nil, makes the daemon one replica of a fleet that
 	// shares one state: each tick is claimed before it runs, so that one
 	// replica runs it (fleet.go). nil runs every tick here (one replica).
+	// Triggered runs are not claimed: the job's own lock keeps replicas
+	// apart, and a run that finds it held is tried again (settle.go).
 	Claimer Claimer
+	// Servers are more HTTP endpoints (the SCIM endpoint), each served on a
+	// listener of its own.
+	Servers []Server
+	// Triggered are the jobs Trigger may run, scheduled or not (the people
+	// job of each tenant fed by SCIM).
+	Triggered []runner.Key
+	// Settle is how long after its last Trigger a job runs (default
+	// DefaultSettle).
+	Settle time.Duration
 }
 
 // Daemon runs jobs on schedules.
@@ -121,12 +136,15 @@ type Daemon struct {
 	// slots holds a token per run going (Options.MaxRuns).
 	slots chan struct{}
 	now   func() time.Time
+	// triggerable holds Options.Triggered; settle keeps their delays.
+	triggerable map[runner.Key]bool
+	settle      settler
 }
 
 type entry struct {
 	sched   Schedule
-	cron    cron.Schedule
-	active  atomic.Bool // a run of this entry is going
+	cron    cron.Schedule // nil for a job that is only triggered
+	active  atomic.Bool   // a run of this entry is going
 	skipped atomic.Int64
 }
 
@@ -139,7 +157,7 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Runner == nil {
 		return nil, errors.New("daemon: runner is required")
 	}
-	if len(opts.Schedules) == 0 {
+	if len(opts.Schedules) == 0 && len(opts.Triggered) == 0 {
 		return nil, errors.New("daemon: no job is scheduled")
 	}
 	if opts.Parser == (cron.Parser{}) {
@@ -154,12 +172,16 @@ func New(opts Options) (*Daemon, error) {
 	if opts.MaxRuns <= 0 {
 		opts.MaxRuns = DefaultMaxRuns
 	}
+	if opts.Settle <= 0 {
+		opts.Settle = DefaultSettle
+	}
 	log := opts.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
 	d := &Daemon{opts: opts, log: log, entries: make([]entry, len(opts.Schedules)), now: time.Now,
-		slots: make(chan struct{}, opts.MaxRuns)}
+		slots: make(chan struct{}, opts.MaxRuns), triggerable: map[runner.Key]bool{}}
+	d.settle.timers = map[runner.Key]*time.Timer{}
 	seen := map[runner.Key]bool{}
 	for i, s := range opts.Schedules {
 		if seen[s.Key] {
@@ -175,75 +197,65 @@ func New(opts Options) (*Daemon, error) {
 		}
 		d.entries[i].sched, d.entries[i].cron = s, cs
 	}
+	if err := d.addTriggered(seen); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// addTriggered adds an entry for each triggerable job that has no schedule
+// (seen holds the scheduled ones).
+func (d *Daemon) addTriggered(seen map[runner.Key]bool) error {
+	for _, k := range d.opts.Triggered {
+		if d.triggerable[k] {
+			return fmt.Errorf("daemon: %s is triggerable twice", k)
+		}
+		d.triggerable[k] = true
+		if !seen[k] {
+			d.entries = append(d.entries, entry{sched: Schedule{Key: k}})
+		}
+	}
+	return nil
 }
 
 // Run schedules the jobs and serves HTTP until ctx is cancelled, then shuts
 // down gracefully. It returns nil after a clean shutdown, ErrGraceExceeded
 // when runs were still going after the grace period, or the error that
-// stopped the HTTP server.
+// stopped an HTTP server.
 func (d *Daemon) Run(ctx context.Context) error {
-	var (
-		srv     *http.Server
-		srvErr  = make(chan error, 1)
-		serving bool
-		addr    net.Addr
-	)
-	if d.opts.Listen != "" {
-		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", d.opts.Listen)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", d.opts.Listen, err)
-		}
-		srv = &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		serving = true
-		go func() { srvErr <- srv.Serve(ln) }()
-		addr = ln.Addr()
+	servers, err := d.listen(ctx)
+	if err != nil {
+		return err
 	}
-
-	// Ticks wait and claim under ticks, cancelled as the stop begins: no
-	// new run starts. Runs get a context of their own, runs, cancelled
-	// only when the stop cuts them short.
+	srvErr := serve(servers)
+	// Ticks and settle delays wait for a slot and claim under ticks,
+	// cancelled as the stop begins: no new run starts. Runs get a context
+	// of their own, runs, cancelled only when the stop cuts them short.
 	ticks, stopTicks := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopTicks()
 	runs, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
-	c := cron.New(cron.WithLocation(d.opts.Location), cron.WithParser(d.opts.Parser), cron.WithLogger(cronLogger{d.log}))
-	for i := range d.entries {
-		e := &d.entries[i]
-		c.Schedule(e.cron, cron.FuncJob(func() { d.tick(ticks, runs, e) }))
-		d.log.Info("job scheduled", zap.String("job", string(e.sched.Key.Job)), zap.String("tenant", e.sched.Key.Tenant),
-			zap.String("schedule", e.sched.Spec), zap.Time("next", e.cron.Next(time.Now().In(d.opts.Location))))
-	}
-	c.Start()
+	c := d.startCron(ticks, runs)
+	d.startSettle(ticks, runs)
 	d.running.Store(true)
 	// Announced only now, so that whoever waits for the address finds the
 	// scheduler running (/readyz answers 200).
-	if addr != nil {
-		d.log.Info("daemon listening", zap.String("addr", addr.String()))
-		if d.opts.OnListen != nil {
-			d.opts.OnListen(addr)
-		}
-	}
+	d.announce(servers)
 
-	var err error
 	select {
 	case <-ctx.Done():
 		d.log.Info("stopping: no new run starts; runs in flight go on to their end and commit",
 			zap.Duration("grace", d.opts.Grace), zap.Duration("cutAfter", Cut(d.opts.Grace)))
-	case err = <-srvErr:
-		serving = false
-		err = fmt.Errorf("http server: %w", err)
+	case se := <-srvErr:
+		se.s.stopped = true
+		err = se.err
 		d.log.Error("http server stopped; stopping", zap.Error(err))
 	}
 	if werr := d.drain(c, stopTicks, cancelRuns); werr != nil && err == nil { //nolint:contextcheck // drain bounds its wait by the grace period, not by a context
 		err = werr
 	}
-	if srv != nil && serving {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if serr := srv.Shutdown(sctx); serr != nil && err == nil {
-			err = fmt.Errorf("stop http server: %w", serr)
-		}
+	if serr := shutdown(ctx, servers); serr != nil && err == nil {
+		err = serr
 	}
 	if err == nil {
 		d.log.Info("stopped cleanly")
@@ -251,36 +263,69 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return err
 }
 
-// drain stops the daemon's runs: no tick is waited on or claimed any more
-// (stopTicks), the scheduler stops, and the runs in flight go on until
-// Cut(Grace), when cancelRuns cuts them short; it waits for them up to the
-// grace period (wait).
+// drain stops the daemon's runs: no tick or settle delay waits for a slot
+// or claims any more (stopTicks), the scheduler stops, the settle delays
+// are dropped, and the runs in flight go on until Cut(Grace), when
+// cancelRuns cuts them short; it waits for them up to the grace period
+// (wait).
 func (d *Daemon) drain(c *cron.Cron, stopTicks, cancelRuns context.CancelFunc) error {
 	stopTicks()
 	d.running.Store(false)
 	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
+	settled := d.stopSettle()
 	cut := time.AfterFunc(Cut(d.opts.Grace), func() {
 		d.log.Warn("runs still in flight are cut short: each stops after the call it is making and records itself as interrupted",
 			zap.Int64("runs", d.inFlight.Load()))
 		cancelRuns()
 	})
 	defer cut.Stop()
-	return d.wait(stopped)
+	return d.wait(stopped, settled)
 }
 
-// wait waits for the runs in flight (stopped is done when they end), up
-// to the grace period.
-func (d *Daemon) wait(stopped context.Context) error {
+// startCron schedules every entry that has a schedule and starts the
+// scheduler; its ticks wait and claim with ticks and run with runs.
+func (d *Daemon) startCron(ticks, runs context.Context) *cron.Cron {
+	c := cron.New(cron.WithLocation(d.opts.Location), cron.WithParser(d.opts.Parser), cron.WithLogger(cronLogger{d.log}))
+	for i := range d.entries {
+		e := &d.entries[i]
+		if e.cron == nil {
+			continue
+		}
+		c.Schedule(e.cron, cron.FuncJob(func() { d.tick(ticks, runs, e) }))
+		d.log.Info("job scheduled", zap.String("job", string(e.sched.Key.Job)), zap.String("tenant", e.sched.Key.Tenant),
+			zap.String("schedule", e.sched.Spec), zap.Time("next", e.cron.Next(time.Now().In(d.opts.Location))))
+	}
+	for _, k := range d.opts.Triggered {
+		d.log.Info("job triggered by writes", zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant),
+			zap.Duration("settle", d.opts.Settle))
+	}
+	c.Start()
+	return c
+}
+
+// wait waits for the runs in flight (scheduled is done when the scheduled
+// ones end, triggered when the triggered ones do), up to the grace period.
+func (d *Daemon) wait(scheduled, triggered context.Context) error {
 	timer := time.NewTimer(d.opts.Grace)
 	defer timer.Stop()
 	select {
-	case <-stopped.Done():
+	case <-scheduled.Done():
+	case <-timer.C:
+		return d.graceExceeded()
+	}
+	select {
+	case <-triggered.Done():
 		return nil
 	case <-timer.C:
-		d.log.Error("runs still in flight after the grace period; exiting anyway (the next run holds their unknown outcomes)",
-			zap.Duration("grace", d.opts.Grace))
-		return ErrGraceExceeded
+		return d.graceExceeded()
 	}
+}
+
+// graceExceeded logs and returns ErrGraceExceeded.
+func (d *Daemon) graceExceeded() error {
+	d.log.Error("runs still in flight after the grace period; exiting anyway (the next run holds their unknown outcomes)",
+		zap.Duration("grace", d.opts.Grace))
+	return ErrGraceExceeded
 }
 
 // tick runs one scheduled cycle of e, unless the previous one still runs.
@@ -356,10 +401,8 @@ func (d *Daemon) run(ctx context.Context, k runner.Key) (outcome model.RunOutcom
 // Skipped returns how many ticks of k were skipped because its previous run
 // was still going.
 func (d *Daemon) Skipped(k runner.Key) int64 {
-	for i := range d.entries {
-		if d.entries[i].sched.Key == k {
-			return d.entries[i].skipped.Load()
-		}
+	if e := d.entry(k); e != nil {
+		return e.skipped.Load()
 	}
 	return 0
 }

@@ -308,10 +308,11 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, opts := range map[string]Options{
-		"no runner":   {Schedules: []Schedule{{Key: r, Spec: "@hourly"}}},
-		"no schedule": {Runner: run},
-		"bad spec":    {Runner: run, Schedules: []Schedule{{Key: r, Spec: "every minute"}}},
-		"twice":       {Runner: run, Schedules: []Schedule{{Key: r, Spec: "@hourly"}, {Key: r, Spec: "@daily"}}},
+		"no runner":         {Schedules: []Schedule{{Key: r, Spec: "@hourly"}}},
+		"no schedule":       {Runner: run},
+		"bad spec":          {Runner: run, Schedules: []Schedule{{Key: r, Spec: "every minute"}}},
+		"twice":             {Runner: run, Schedules: []Schedule{{Key: r, Spec: "@hourly"}, {Key: r, Spec: "@daily"}}},
+		"triggerable twice": {Runner: run, Triggered: []runner.Key{r, r}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := New(opts); err == nil {
@@ -319,4 +320,9 @@ func TestNew(t *testing.T) {
 			}
 		})
 	}
+	t.Run("only triggered", func(t *testing.T) {
+		if _, err := New(Options{Runner: run, Triggered: []runner.Key{r}}); err != nil {
+			t.Errorf("New: %v", err)
+		}
+	})
 }

@@ -28,16 +28,14 @@ type Event struct {
 	Counts  map[string]int `json:"counts"`
 	// Files are the exports the cycle read, with where they went.
 	Files []File `json:"files,omitempty"`
-	// Stops are the safeguards that stopped a run, and Override the
-	// command that runs its export once past them.
-	Stops    []string `json:"safeguards,omitempty"`
-	Override string   `json:"override,omitempty"`
+	// Stops are the safeguards that stopped a run.
+	Stops []string `json:"safeguards,omitempty"`
 	// Rejections are the first MaxRejections rejected rows; MoreRejections
 	// counts the others.
 	Rejections     []Rejection `json:"rejections,omitempty"`
 	MoreRejections int         `json:"moreRejections,omitempty"`
-	// Held are the externalIds of the people whose grant waits for an
-	// operator (the first MaxHeld; MoreHeld counts the others).
+	// Held are the externalIds of the people whose grant waits for
+	// confirmation (the first MaxHeld; MoreHeld counts the others).
 	Held     []string  `json:"heldGrants,omitempty"`
 	MoreHeld int       `json:"moreHeldGrants,omitempty"`
 	At       time.Time `json:"at"`

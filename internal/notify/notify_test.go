@@ -32,15 +32,19 @@ func TestText(t *testing.T) {
 		"hrsync people acme: safeguard (employees.csv)\n",
 		"What happened: employees.csv: a safeguard stopped",
 		"Next step: once you have checked the export",
-		"Counts: departed=30 new=2\n",
 		"- employees.csv: 30 of 100 active people would be marked departed",
 		"- employees.csv: safeguard, archived as failed/employees.csv",
 		"- employees.csv line 4, email: not a valid e-mail address",
 		"- and 1 more (see the reports)",
-		"Held grants (externalIds): P00017 and 3 more",
+		"Waiting for confirmation (they may already exist on the platform; their grant waits): P00017 and 3 more",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	for _, bad := range []string{"Counts", "departed=30", "new=2"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("text holds the counter %q:\n%s", bad, text)
 		}
 	}
 }

@@ -21,19 +21,14 @@ func Title(e Event) string {
 }
 
 // Text renders the event as plain text, the body of an e-mail and of the
-// chat payloads.
+// chat payloads: in the words of the reports, without the counts (they
+// are in the generic webhook's JSON).
 func Text(e Event) string {
 	var b strings.Builder
 	b.WriteString(Title(e) + "\n\n")
 	b.WriteString("What happened: " + e.Cause + "\n")
 	if e.Next != "" {
 		b.WriteString("Next step: " + e.Next + "\n")
-	}
-	if e.Override != "" {
-		b.WriteString("To run it once past the safeguards: " + e.Override + "\n")
-	}
-	if c := countsText(e.Counts); c != "" {
-		b.WriteString("Counts: " + c + "\n")
 	}
 	if len(e.Stops) > 0 {
 		b.WriteString("\nSafeguard stops:\n")
@@ -68,7 +63,7 @@ func Text(e Event) string {
 		}
 	}
 	if len(e.Held) > 0 {
-		b.WriteString("\nHeld grants (externalIds): " + strings.Join(e.Held, ", "))
+		b.WriteString("\nWaiting for confirmation (they may already exist on the platform; their grant waits): " + strings.Join(e.Held, ", "))
 		if e.MoreHeld > 0 {
 			fmt.Fprintf(&b, " and %d more", e.MoreHeld)
 		}
@@ -76,9 +71,6 @@ func Text(e Event) string {
 	}
 	return b.String()
 }
-
-// countsText renders the counts that are not zero as k=v, sorted.
-func countsText(counts map[string]int) string { return CountsText(counts, nil) }
 
 // CountsText renders the non-zero counts that keep accepts (nil keeps
 // every one) as "key=n" pairs sorted by key; "" when none is left.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 )
 
 // The payload formats of a webhook.
@@ -102,8 +101,7 @@ func Payload(format string, e Event) ([]byte, error) {
 }
 
 // teamsMessage is a Teams message with one Adaptive Card (version 1.4): the
-// title, what happened, the next step, the counts as facts and the rest of
-// the text.
+// title, what happened, the next step and the rest of the text.
 func teamsMessage(e Event) map[string]any {
 	block := func(text string, extra map[string]any) map[string]any {
 		m := map[string]any{"type": "TextBlock", "text": text, "wrap": true}
@@ -118,20 +116,6 @@ func teamsMessage(e Event) map[string]any {
 	}
 	if e.Next != "" {
 		body = append(body, block("Next step: "+e.Next, map[string]any{"weight": "Bolder"}))
-	}
-	var facts []any
-	keys := make([]string, 0, len(e.Counts))
-	for k := range e.Counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if e.Counts[k] != 0 {
-			facts = append(facts, map[string]string{"title": k, "value": fmt.Sprint(e.Counts[k])})
-		}
-	}
-	if len(facts) > 0 {
-		body = append(body, map[string]any{"type": "FactSet", "facts": facts})
 	}
 	body = append(body, block(Text(e), map[string]any{"fontType": "Monospace", "isSubtle": true}))
 	return map[string]any{

@@ -46,6 +46,11 @@ type Options struct {
 	// BaseURL is the endpoint's public address ending in /scim/v2, used in meta.location; empty
 	// means the request's own host, over https unless the connection is plain HTTP.
 	BaseURL string
+	// OnWrite, when not nil, is told the tenant of every write (POST, PUT, PATCH, DELETE of a
+	// user) the directory stored, after its answer is written. It is called on the request's
+	// goroutine, so it must return at once (the daemon only arms a timer: answers never wait for
+	// the platform).
+	OnWrite func(tenant string)
 }
 
 // Handler serves SCIM 2.0 under /scim/v2. Make one with New.
@@ -57,6 +62,7 @@ type Handler struct {
 	log         *zap.Logger
 	maxBody     int64
 	baseURL     string
+	onWrite     func(tenant string)
 	mux         *http.ServeMux
 }
 
@@ -71,6 +77,7 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{
 		dir: opts.Directory, tenants: opts.Tenants, tenantNames: sortedNames(opts.Tenants),
 		limiters: map[string]*rate.Limiter{}, log: opts.Logger, maxBody: opts.MaxBodyBytes, baseURL: opts.BaseURL,
+		onWrite: opts.OnWrite,
 	}
 	if h.log == nil {
 		h.log = zap.NewNop()
@@ -145,6 +152,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(context.WithValue(r.Context(), tenantKey{}, tenant))
 		r.Body = http.MaxBytesReader(sw, r.Body, h.maxBody)
 		h.mux.ServeHTTP(sw, r)
+		if h.onWrite != nil && isWrite(r.Method) && sw.status >= 200 && sw.status < 300 {
+			h.onWrite(tenant)
+		}
 	}
 	pattern := r.Pattern
 	if pattern == "" {
@@ -154,6 +164,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		zap.String("tenant", tenant), zap.String("method", r.Method), zap.String("path", pattern),
 		zap.Int("status", sw.status), zap.String("id", r.PathValue("id")),
 		zap.Duration("duration", time.Since(start)))
+}
+
+// isWrite tells whether a request of this method changes a user (a successful one was stored).
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
 }
 
 // retryAfter is how many whole seconds until the tenant's limiter has a token again (at least 1).

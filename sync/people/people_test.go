@@ -431,6 +431,12 @@ func TestSafeguards(t *testing.T) {
 		if err != nil || active != 60 {
 			t.Errorf("active people %d (%v), want 60: nobody marked departed", active, err)
 		}
+		// Nobody was marked departed, and the counts and lists say so.
+		x := rep.Exports[0]
+		if _, ok := x.Counts["departed"]; ok || x.Counts["wouldDepart"] != 20 || x.People == nil || len(x.People.Left) != 20 ||
+			len(x.People.Added) != 1 || x.People.AlreadyThereCount != 40 {
+			t.Errorf("a stop's counts %v; want wouldDepart 20 and no departed, and 20 who would have left, 1 added, 40 already there", x.Counts)
+		}
 	})
 
 	t.Run("override goes on", func(t *testing.T) {

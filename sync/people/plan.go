@@ -56,6 +56,9 @@ type Plan struct {
 	changedRows  People
 	returnedRows People
 	heldRows     People
+	// unchangedSample names the first reports.MaxListed people counted in
+	// Unchanged, with their lines, for the report's "already there".
+	unchangedSample []lineID
 	// snapshotErr says why a stored snapshot could not be used, when one
 	// could not and the state was scanned.
 	snapshotErr error
@@ -232,7 +235,7 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 		if i >= 0 {
 			if k := &state.people[i]; k.flags&(flagCreated|flagDeparted) == flagCreated && !k.seen && h.Fields == k.fingerprint {
 				k.seen = true // its idLine is this row's: the read marked it first
-				plan.Unchanged++
+				plan.noteUnchanged(p)
 				return nil
 			}
 		}
@@ -264,6 +267,7 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 				plan.Unchanged--
 			}
 		}
+		plan.unchangedSample = slices.DeleteFunc(plan.unchangedSample, func(u lineID) bool { return retracted[u.line] })
 	}
 	plan.Stats = stats
 	return pending, retracted, nil
@@ -341,7 +345,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != h.Email})
 		plan.changedRows.Add(p, h)
 	default:
-		plan.Unchanged++
+		plan.noteUnchanged(p)
 	}
 	return false, nil
 }

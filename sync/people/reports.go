@@ -85,23 +85,12 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 		files = append(files, sources.ReportFile{Suffix: reports.RejectsSuffix, Body: body})
 		rejectsName = baseName(archivedAs) + reports.RejectsSuffix
 	}
-	summary := reports.Summary{Tenant: er.Tenant, Source: er.Source, RunID: er.RunID, Outcome: string(er.Outcome),
-		Cause: er.Cause, Next: er.Next, Counts: er.Counts, Held: rs.held, RejectsFile: rejectsName, Generated: rs.now()}
-	for _, t := range er.Safeguards {
-		summary.Stops = append(summary.Stops, t.Message)
-	}
 	if er.Outcome == model.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
-		summary.Override = rs.override(archivedAs)
-		er.Next = "once you have checked the export, run it once past the safeguards: " + summary.Override
-		summary.Next = er.Next
+		// The operator's next step (the JSON report, the last line): the
+		// command; the HTML report says it in an HR admin's words.
+		er.Next = "once you have checked the export, run it once past the safeguards: " + rs.override(archivedAs)
 	}
-	for _, r := range er.Rejections {
-		summary.Rejections = append(summary.Rejections, reports.Rejection{Line: r.Line, Column: r.Field, Reason: r.Reason})
-	}
-	if rejectsName != "" && er.Outcome == model.OutcomeAttention && er.Next == seeReport {
-		// The page is the report: its next step is the fix.
-		summary.Next = "fix the rejected rows in " + rejectsName + " (beside this report) and drop that file into the drop folder again"
-	}
+	summary := hrSummary(er, rejectsName, baseName(archivedAs)+reports.JSONSuffix, rs.now())
 	html, err := reports.HTML(summary)
 	if err != nil {
 		return nil, err
@@ -117,6 +106,66 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 		rs.suffixes = append(rs.suffixes, f.Suffix)
 	}
 	return files, nil
+}
+
+// hrSummary is the HTML report of an export: what happened to its people
+// and the HR admin's next step, without a command, a path or a counter.
+func hrSummary(er ExportReport, rejectsName, jsonName string, now time.Time) reports.Summary {
+	summary := reports.Summary{Tenant: er.Tenant, Source: er.Source, RunID: er.RunID, Outcome: string(er.Outcome),
+		Duplicate: er.Duplicate, People: er.People, Held: er.HeldGrants, RejectsFile: rejectsName, JSONFile: jsonName,
+		Generated: now}
+	if er.People == nil && !er.Duplicate {
+		// The export's own name heads the page already.
+		summary.Cause = strings.TrimPrefix(er.Cause, "read export "+er.Source+": ")
+	}
+	for _, t := range er.Safeguards {
+		summary.Stops = append(summary.Stops, t.Message)
+	}
+	for _, r := range er.Rejections {
+		summary.Rejections = append(summary.Rejections, reports.Rejection{Line: r.Line, Column: r.Field, Reason: r.Reason})
+	}
+	if l := er.ArchivedLate; l != nil {
+		summary.Late = &reports.Late{SentAt: l.SentAt, Cause: l.Cause}
+	}
+	summary.Next = hrNext(er, rejectsName)
+	return summary
+}
+
+// hrNext is an HR admin's next step after an export: what to fix and
+// where, in words; empty when nothing is to do.
+func hrNext(er ExportReport, rejectsName string) string {
+	var steps []string
+	if n := er.NotArchived; n != nil {
+		steps = append(steps, "it was not archived: "+joinNonEmpty(n.Cause, n.Next))
+	}
+	if l := er.ArchivedLate; l != nil {
+		steps = append(steps, "it was archived late because "+l.Cause+"; to keep that from happening again, "+l.Next)
+		if er.People == nil {
+			return reports.Sentence(steps)
+		}
+	}
+	switch {
+	case er.Duplicate:
+		return ""
+	case er.Outcome == model.OutcomeSafeguard:
+		return "Check the export against the HR system: if it is right, ask your hrsync operator to run it once past the safeguards; " +
+			"if it is not, drop a corrected export"
+	case er.People == nil:
+		return "Fix the export and drop it into the drop folder again; this one is kept in failed/"
+	}
+	refused := er.Result != nil && er.Result.Refused > 0
+	switch {
+	case rejectsName != "":
+		steps = append(steps, "fix the rejected rows in "+rejectsName+" (beside this report) and drop that file into the drop folder again")
+	case len(er.Rejections) > 0 && refused:
+		steps = append(steps, "fix the refused people in the HR system: the next export that lists them sends them again")
+	case len(er.Rejections) > 0:
+		steps = append(steps, "fix the rejected rows in the HR system; the next export brings them")
+	}
+	if len(er.HeldGrants) > 0 {
+		steps = append(steps, "nothing to do for the people waiting for confirmation: your hrsync operator confirms their grant with the platform")
+	}
+	return reports.Sentence(steps)
 }
 
 // rejectedRows joins the rejections of each line with the row's values, in

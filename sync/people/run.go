@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/apiclient"
+	"hrsync/internal/reports"
 	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/sources"
@@ -54,8 +54,11 @@ type ExportReport struct {
 	Counts     map[string]int    `json:"counts"`
 	Safeguards []Trip            `json:"safeguards,omitempty"`
 	Rejections []model.Rejection `json:"rejections,omitempty"`
-	Result     *Result           `json:"result,omitempty"`
-	Error      string            `json:"error,omitempty"`
+	// People says what became of the export's people by name; after a
+	// safeguard stop, what would have (nothing was changed).
+	People *reports.People `json:"people,omitempty"`
+	Result *Result         `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
 	// Cause says in one phrase why the export ended as it did, and Next
 	// what the operator does about it (empty when nothing).
 	Cause string `json:"cause"`
@@ -76,6 +79,12 @@ type ExportReport struct {
 	// Reports names the reports written beside the archived export,
 	// relative to its drop folder (in the run's summary, not beside it).
 	Reports []string `json:"reports,omitempty"`
+	// ArchivedLate says the run that sent the export could not archive it:
+	// a later run archived it with this report.
+	ArchivedLate *LateArchive `json:"archivedLate,omitempty"`
+	// NotArchived says, in plain words, why the export could not be
+	// archived (it stays in the drop folder) and what prevents it.
+	NotArchived *LateArchive `json:"notArchived,omitempty"`
 }
 
 // Report is what one RunOnce did.
@@ -229,6 +238,11 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 		}
 		duplicate, firstRun = seen && prev.Outcome == store.SourceProcessed, prev.RunID
 	}
+	if duplicate {
+		if sent, ok := j.sentReport(ctx, x, firstRun); ok {
+			return j.archiveLate(ctx, x, sent)
+		}
+	}
 
 	plan, err := j.BuildPlan(ctx, export)
 	if err == nil {
@@ -330,6 +344,8 @@ func (j *Job) planFailed(ctx context.Context, x *exportRun, err error) (ExportRe
 func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (ExportReport, error) {
 	x.er.Safeguards = plan.Trips
 	x.er.Outcome = model.OutcomeSafeguard
+	x.er.Counts = wouldCounts(x.er.Counts)
+	x.er.People = peopleReport(plan, nil, nil)
 	err := fmt.Errorf("safeguard: %s", plan.Trips[0].Message)
 	x.er.Error = err.Error()
 	x.er.Cause = fmt.Sprintf("a safeguard stopped the run before any call: %s", tripMessages(plan.Trips))
@@ -356,6 +372,17 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 		// The people the platform refused on their own are rejected rows
 		// of the export, with the platform's reason.
 		x.er.Rejections = withRefusals(plan, res.Refusals)
+	}
+	if err == nil && res != nil {
+		waiting, werr := j.blockedPeople(ctx)
+		if werr != nil {
+			x.log.Warn("list held grants for the report; the people added are listed without that check", zap.Error(werr))
+		}
+		x.er.People = peopleReport(plan, res.Refusals, waiting)
+		if x.er.Duplicate {
+			// Content processed before: only its people still waiting were sent.
+			x.er.People.AlreadyThere, x.er.People.AlreadyThereCount = nil, 0
+		}
 	}
 	if err != nil {
 		// The file stays where it is: the next run picks it up again and,
@@ -485,81 +512,6 @@ func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, reject
 		log.Error("record failed run", zap.Error(ferr))
 	}
 	return er, err
-}
-
-// finish commits the run's outcome, then archives the export; the report
-// it returns says where the export went. An export that could not be
-// archived (it changed after it was read, it is gone, or the move failed)
-// stays where it is, and the run's outcome and record say so
-// (notArchived).
-func (j *Job) finish(ctx context.Context, export Export, er ExportReport, res store.RunResult, processed bool) (ExportReport, error) {
-	if err := j.commit(ctx, res); err != nil {
-		return er, err
-	}
-	// The outcome is committed: the reports are written even when the run
-	// is being stopped, within the finish timeout.
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
-	rs := j.gatherReports(gctx, export, er)
-	cancel()
-	dest, err := export.Archive(processed, rs.render)
-	if err != nil {
-		er = j.notArchived(ctx, er, res, err)
-	} else {
-		er.ArchivedAs, er.HeldGrants = dest, rs.held
-		if dest != "" {
-			er.Reports = rs.names(dest)
-			j.recordReports(ctx, er)
-		}
-	}
-	if res.Err != nil && res.Outcome == model.OutcomeFailed {
-		return er, res.Err
-	}
-	return er, nil
-}
-
-// notArchived completes the report and the committed run record of an
-// export Archive left in place. Changed after it was read (a row appended
-// while the run was in flight): nothing is lost, the next run reads the
-// new content whole (a new hash; the rows already applied are unchanged
-// against the state), and the run needs attention so that slow writers are
-// noticed. Gone: the content read was applied; the outcome stands. Any
-// other failure: the run needs attention, and the next run archives it
-// (its hash is recorded) or reads it again.
-func (j *Job) notArchived(ctx context.Context, er ExportReport, res store.RunResult, aerr error) ExportReport {
-	log := j.log.With(zap.String("run", er.RunID), zap.String("source", er.Source))
-	var note, next string
-	outcome := er.Outcome
-	switch {
-	case errors.Is(aerr, sources.ErrChanged):
-		note = "it changed after it was read, so it was not archived: it stays in the drop folder, and the next run reads it whole again"
-		next = "nothing is lost: the next run applies what was added; if exports are still being written when hrsync reads them, " +
-			"raise the drop folder's stableFor or use done markers"
-		log.Warn("the export changed after it was read; it stays for the next run")
-	case errors.Is(aerr, fs.ErrNotExist):
-		note = "it was removed from the drop folder before it could be archived"
-		log.Warn("the export was removed from the drop folder before it could be archived")
-	default:
-		note = "it could not be archived (" + aerr.Error() + "): it stays in the drop folder, and the next run tries again"
-		next = "check that the drop folder and its " + "processed/ and failed/ are writable and the disk is not full"
-		log.Error("archive the export", zap.Error(aerr))
-	}
-	if next != "" && outcome == model.OutcomeOK {
-		outcome = model.OutcomeAttention
-	}
-	er.Outcome, er.Cause, er.Next = outcome, joinNonEmpty(er.Cause, note), joinNonEmpty(er.Next, next)
-	errText := note
-	if res.Err != nil {
-		errText = res.Err.Error() + "; " + note
-	}
-	if er.Error != "" {
-		er.Error = joinNonEmpty(er.Error, note)
-	}
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
-	defer cancel()
-	if err := j.store.AmendRun(fctx, res.ID, outcome, errText); err != nil {
-		log.Error("record that the export was not archived", zap.Error(err))
-	}
-	return er
 }
 
 // changedWhileRead ends the run of an export that changed while it was

@@ -20,6 +20,9 @@ type Store interface {
 	FinishRun(ctx context.Context, res store.RunResult) error
 	AmendRun(ctx context.Context, id string, outcome model.RunOutcome, errText string) error
 	SetRunReports(ctx context.Context, id string, names []string) error
+	KeepUnarchivedReport(ctx context.Context, id string, report []byte) error
+	UnarchivedReport(ctx context.Context, id string) (report []byte, ok bool, err error)
+	ArchivedLate(ctx context.Context, id string, names []string) error
 	SourceFileByHash(ctx context.Context, tenant, sha256 string) (f store.SourceFile, ok bool, err error)
 	LastGoodImport(ctx context.Context, tenant string) (rows int, ok bool, err error)
 

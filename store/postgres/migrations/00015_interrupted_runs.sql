@@ -1,5 +1,5 @@
 -- runs.outcome admits interrupted, PostgreSQL dialect. Keep this file and
--- ../sqlite/00014_interrupted_runs.sql in step.
+-- ../sqlite/00015_interrupted_runs.sql in step.
 --
 -- A run that its process did not end (a kill, a crash, a stop that cut it
 -- short) is recorded as interrupted: by the process itself when a stop cut

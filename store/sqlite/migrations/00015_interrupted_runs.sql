@@ -1,12 +1,13 @@
 -- runs.outcome admits interrupted, SQLite dialect. Keep this file and
--- ../postgres/00014_interrupted_runs.sql in step.
+-- ../postgres/00015_interrupted_runs.sql in step.
 --
 -- A run that its process did not end (a kill, a crash, a stop that cut it
 -- short) is recorded as interrupted: by the process itself when a stop cut
 -- it short, else by the next run of its job and tenant, or the next start,
 -- once the run's lock is free. Runs that earlier versions marked failed
 -- with the error "interrupted: ..." become interrupted. SQLite changes a
--- CHECK constraint only by rebuilding the table, as in 00011_open_jobs.
+-- CHECK constraint only by rebuilding the table, as in 00011_open_jobs; every
+-- column is copied, 00014's unarchived_report included.
 --
 -- Down turns interrupted runs back into failed ones and restores the CHECK.
 
@@ -28,10 +29,13 @@ CREATE TABLE runs_new (
     error       TEXT NOT NULL DEFAULT '',    -- why the run failed or needs attention; '' when none
     source_rows INTEGER,                     -- rows read from the source (file or SQL query); NULL when the run read none
     replica     TEXT NOT NULL DEFAULT '',    -- the process that made the run; '' for runs recorded before it was kept
-    reports     TEXT NOT NULL DEFAULT '[]'   -- JSON array of the reports written beside the run's archived export
+    reports     TEXT NOT NULL DEFAULT '[]',  -- JSON array of the reports written beside the run's archived export
+    unarchived_report TEXT                   -- JSON report of an export applied but not archived; NULL when none (00014)
 );
-INSERT INTO runs_new (id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports)
-SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports FROM runs;
+INSERT INTO runs_new (id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports,
+    unarchived_report)
+SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports,
+    unarchived_report FROM runs;
 UPDATE runs_new SET outcome = 'interrupted' WHERE outcome = 'failed' AND error LIKE 'interrupted:%';
 DROP TABLE runs;
 ALTER TABLE runs_new RENAME TO runs;
@@ -57,10 +61,13 @@ CREATE TABLE runs_new (
     error       TEXT NOT NULL DEFAULT '',    -- why the run failed or needs attention; '' when none
     source_rows INTEGER,                     -- rows read from the source (file or SQL query); NULL when the run read none
     replica     TEXT NOT NULL DEFAULT '',    -- the process that made the run; '' for runs recorded before it was kept
-    reports     TEXT NOT NULL DEFAULT '[]'   -- JSON array of the reports written beside the run's archived export
+    reports     TEXT NOT NULL DEFAULT '[]',  -- JSON array of the reports written beside the run's archived export
+    unarchived_report TEXT                   -- JSON report of an export applied but not archived; NULL when none (00014)
 );
-INSERT INTO runs_new (id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports)
-SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports FROM runs;
+INSERT INTO runs_new (id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports,
+    unarchived_report)
+SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports,
+    unarchived_report FROM runs;
 DROP TABLE runs;
 ALTER TABLE runs_new RENAME TO runs;
 CREATE INDEX runs_tenant_started ON runs (tenant, started_at);

@@ -1,0 +1,42 @@
+package reports
+
+// MaxListed bounds the people each list of the HTML report names: the
+// rest are in the JSON report beside it.
+const MaxListed = 500
+
+// Person is one person a report names: the externalId, the e-mail address
+// masked as every message masks it (j***@e***.com), and for a person
+// added the amount granted.
+type Person struct {
+	ExternalID string `json:"externalId"`
+	Email      string `json:"email,omitempty"`
+	// Granted is what the platform granted a person added.
+	Granted float64 `json:"granted,omitempty"`
+	// EmailChanged says a changed person's e-mail address changed.
+	EmailChanged bool `json:"emailChanged,omitempty"`
+}
+
+// People is what became of the people of one export, by what happened to
+// them; after a safeguard stop, what would have (nothing was changed).
+// The JSON report holds every list whole, except AlreadyThere, which
+// names the first MaxListed of AlreadyThereCount people.
+type People struct {
+	// Added are the people the platform created, with the amount granted.
+	Added []Person `json:"added,omitempty"`
+	// Granted is what the platform granted the people added, in all.
+	Granted float64 `json:"granted,omitempty"`
+	// AlreadyThere are the people the export lists as hrsync knows them.
+	AlreadyThere      []Person `json:"alreadyThere,omitempty"`
+	AlreadyThereCount int      `json:"alreadyThereCount,omitempty"`
+	// Changed are the people whose details changed.
+	Changed []Person `json:"changed,omitempty"`
+	// Left are the people the export no longer lists: marked departed.
+	Left []Person `json:"left,omitempty"`
+	// CameBack are people who had left and are listed again.
+	CameBack []Person `json:"cameBack,omitempty"`
+}
+
+// Empty tells whether the export did nothing to anyone.
+func (p *People) Empty() bool {
+	return p == nil || len(p.Added)+p.AlreadyThereCount+len(p.Changed)+len(p.Left)+len(p.CameBack) == 0
+}

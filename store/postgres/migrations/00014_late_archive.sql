@@ -1,0 +1,12 @@
+-- The report of a run whose export was applied but could not be archived
+-- (the drop folder's server went away, permission, disk full): the JSON
+-- of the export's report, kept until a later run archives the export with
+-- it ("archived late"); NULL when nothing waits. Keep this file and
+-- ../sqlite/00014_late_archive.sql in step.
+
+-- +goose Up
+ALTER TABLE runs ADD COLUMN unarchived_report TEXT;
+COMMENT ON COLUMN runs.unarchived_report IS 'JSON of the report of an export the run applied but could not archive, kept for the later run that archives it; NULL when none waits.';
+
+-- +goose Down
+ALTER TABLE runs DROP COLUMN unarchived_report;
