@@ -112,7 +112,7 @@ func (c Class) NextStep() string {
 	case ClassRateLimited:
 		return "the next run sends them again; lower api.ratePerSecond if it repeats"
 	case ClassRefused:
-		return "see the run's report for the platform's reason"
+		return "correct what the platform refused: its reason is in the logs (the failed call's error)"
 	case ClassServerError:
 		return "check the platform, then 'hrsync grants list' and confirm or release the held grants"
 	case ClassBadAnswer:

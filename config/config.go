@@ -33,6 +33,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// HTTP is the daemon's health and metrics endpoint.
 	HTTP HTTP `yaml:"http"`
+	// Daemon configures how `hrsync daemon` stops.
+	Daemon Daemon `yaml:"daemon"`
 	// Metrics is where one-shot runs push their metrics.
 	Metrics Metrics `yaml:"metrics"`
 	// SCIM is the SCIM 2.0 endpoint the daemon serves to identity
@@ -125,6 +127,18 @@ type HTTP struct {
 	Listen string `yaml:"listen"`
 }
 
+// Daemon configures `hrsync daemon`.
+type Daemon struct {
+	// Grace bounds how long a stopping daemon waits for its runs in flight
+	// (--grace overrides it); it must stay under the pod's
+	// terminationGracePeriodSeconds.
+	Grace Duration `yaml:"grace"`
+}
+
+// DefaultDaemonGrace is daemon.grace's default: under Kubernetes' default
+// terminationGracePeriodSeconds (30 s), with room for the process to exit.
+const DefaultDaemonGrace = 25 * time.Second
+
 // SCIM configures the SCIM 2.0 endpoint of `hrsync daemon` (docs/scim.md):
 // identity providers such as Okta and Microsoft Entra ID push users to it,
 // and each tenant whose source is scim is selected by its own token.
@@ -176,6 +190,11 @@ type Tenant struct {
 	Schedules Schedules `yaml:"schedules"`
 	// Notify is who hears about the tenant's runs.
 	Notify TenantNotify `yaml:"notify"`
+
+	// SourceProblems are what keeps the tenant's source from being used,
+	// set aside by a load with Checks.SourcesAside; nil otherwise (a load
+	// without it fails on them).
+	SourceProblems []Problem `yaml:"-"`
 
 	// decodeErrs keeps the decoder's complaints about this tenant: returning
 	// them would make the decoder drop the tenant from the list, shifting
@@ -296,6 +315,7 @@ func Default() *Config {
 			MaxAttempts:        5,
 		},
 		Log:      Log{Level: "info", Format: "auto"},
+		Daemon:   Daemon{Grace: D(DefaultDaemonGrace)},
 		Reports:  Reports{Mode: DefaultReportsMode},
 		SCIM:     SCIM{Settle: D(DefaultSCIMSettle)},
 		Notify:   defaultNotify(),

@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // FolderAccess is how much of each CSV drop folder a command needs, and so
 // how much LoadChecked verifies before the command starts.
@@ -9,11 +12,12 @@ type FolderAccess int
 // The levels of FolderAccess.
 const (
 	// FoldersUnchecked checks nothing on disk: for commands that never
-	// read a drop folder (status reports on the folders itself; validate
-	// and plan given FILE arguments read only those files).
+	// read a drop folder (validate and plan given FILE arguments read only
+	// those files).
 	FoldersUnchecked FolderAccess = iota
 	// FoldersReadable checks that each drop folder exists, is a folder and
-	// can be listed: for validate and plan reading the folder.
+	// can be listed: for validate and plan reading the folder, and for
+	// status, which sets the problems aside (Checks.SourcesAside).
 	FoldersReadable
 	// FoldersWritable also checks that files can be created in it, and that
 	// processed/ and failed/ are writable folders or, when missing, can be
@@ -29,6 +33,37 @@ type Checks struct {
 	// Tenant limits the folder checks to the tenant of that name; "" checks
 	// every tenant.
 	Tenant string
+	// SourcesAside keeps the problems of a tenant's source section (a
+	// secret variable not set, a folder that cannot be listed, a bad key)
+	// from failing the load: they are set aside in the tenant's
+	// SourceProblems instead, for a command that must answer whatever
+	// state the sources are in (status). The rest of the file must be good.
+	SourcesAside bool
+}
+
+// setSourcesAside moves the problems of each tenant's source section from
+// ps to the tenant's SourceProblems, with their lines, and leaves the rest.
+func (c *Config) setSourcesAside(ps *problems) {
+	kept := ps.list[:0]
+	for _, p := range ps.list {
+		if i, ok := sourceTenant(p.Path, len(c.Tenants)); ok {
+			c.Tenants[i].SourceProblems = append(c.Tenants[i].SourceProblems, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	ps.list = kept
+}
+
+// sourceTenant returns the index of the tenant whose source section path
+// names ("tenants[3].source" or a field under it), when it is one of n.
+func sourceTenant(path string, n int) (int, bool) {
+	var i int
+	if _, err := fmt.Sscanf(path, "tenants[%d].source", &i); err != nil || i < 0 || i >= n {
+		return 0, false
+	}
+	rest := strings.TrimPrefix(path, fmt.Sprintf("tenants[%d].source", i))
+	return i, rest == "" || strings.HasPrefix(rest, ".")
 }
 
 // checkFolders records a problem at each drop folder that does not give

@@ -214,3 +214,64 @@ tenants:
 		}
 	})
 }
+
+// TestSourcesAside checks that a load for status sets each tenant's source
+// problems (a folder missing, a DSN variable not set) aside with their
+// paths and lines, keeps failing on the rest of the file, and that any
+// other load still fails on them.
+func TestSourcesAside(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "absent")
+	content := folderFile(missing) + `  - name: globex
+    companyId: 10000000-0000-4000-8000-000000000001
+    collectionId: 20000000-0000-4000-8000-000000000002
+    source:
+      sql:
+        driver: postgres
+        dsnEnv: HR_DSN_NOT_SET
+        query: SELECT 1
+        columns: {externalId: a, email: b, firstName: c, lastName: d}
+`
+	file := writeFile(t, t.TempDir(), "hrsync.yaml", content)
+	aside := Checks{Folders: FoldersReadable, SourcesAside: true}
+	cfg, err := LoadChecked(file, noEnv, testKinds, testDialects, aside)
+	if err != nil {
+		t.Fatalf("a load with SourcesAside failed on source problems: %v", err)
+	}
+	want := map[string]string{
+		"acme":   "tenants[0].source.csv.dir: folder " + missing + " does not exist (line 8)",
+		"globex": "tenants[1].source.sql.dsnEnv: environment variable HR_DSN_NOT_SET is not set (line 15)",
+	}
+	for _, tn := range cfg.Tenants {
+		if len(tn.SourceProblems) != 1 || tn.SourceProblems[0].String() != want[tn.Name] {
+			t.Errorf("tenant %s: source problems %v, want %q", tn.Name, tn.SourceProblems, want[tn.Name])
+		}
+	}
+	if _, err := LoadChecked(file, noEnv, testKinds, testDialects, Checks{Folders: FoldersReadable}); len(problemsOf(t, err)) != 2 {
+		t.Errorf("a load without SourcesAside: %v, want both problems", err)
+	}
+	bad := writeFile(t, t.TempDir(), "hrsync.yaml", "log: {level: loud}\n"+content)
+	_, err = LoadChecked(bad, noEnv, testKinds, testDialects, aside)
+	if ps := problemsOf(t, err); len(ps) != 1 || ps[0].Path != "log.level" {
+		t.Errorf("a load with SourcesAside and a bad log.level: problems %v, want only log.level's", ps)
+	}
+}
+
+// TestPeekLog checks the log settings read from a file that cannot be
+// loaded: the environment wins over the file, a file that is not YAML or
+// is missing gives the defaults.
+func TestPeekLog(t *testing.T) {
+	dir := t.TempDir()
+	file := writeFile(t, dir, "hrsync.yaml", "log: {format: json, level: warn}\ntenants: 3\n")
+	if got := PeekLog(file, noEnv); got.Format != "json" || got.Level != "warn" {
+		t.Errorf("from the file: %+v", got)
+	}
+	if got := PeekLog(file, envMap(map[string]string{EnvLogFormat: "console"})); got.Format != "console" || got.Level != "warn" {
+		t.Errorf("with %s: %+v", EnvLogFormat, got)
+	}
+	broken := writeFile(t, dir, "broken.yaml", "log: [\n")
+	for _, p := range []string{broken, filepath.Join(dir, "absent.yaml"), ""} {
+		if got := PeekLog(p, noEnv); got != Default().Log {
+			t.Errorf("PeekLog(%q) = %+v, want the defaults", p, got)
+		}
+	}
+}

@@ -144,6 +144,11 @@ func parse(data []byte, dir string, env func(string) (string, bool), kinds Sourc
 			}
 		}
 		sort.SliceStable(ps.list, func(i, j int) bool { return lineKey(ps.list[i]) < lineKey(ps.list[j]) })
+		if checks.SourcesAside {
+			cfg.setSourcesAside(ps)
+		}
+	}
+	if len(ps.list) > 0 {
 		return nil, &Error{Problems: ps.list}
 	}
 	return cfg, nil

@@ -6,6 +6,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -79,6 +80,42 @@ func (r Rejection) Error() string {
 		return fmt.Sprintf("%s:%d: %s", r.Source, r.Line, r.Reason)
 	}
 	return fmt.Sprintf("%s:%d: %s: %s", r.Source, r.Line, r.Field, r.Reason)
+}
+
+// RejectedRows groups rejections by row (source and line), in the order
+// of their first problem: one row of an export may have several problems,
+// and every count of rejected rows counts the row once. A rejection
+// without a line (0) is a row of its own.
+func RejectedRows(rs []Rejection) [][]Rejection {
+	var rows [][]Rejection
+	at := map[string]int{}
+	for _, r := range rs {
+		key := fmt.Sprintf("%s\x00%d", r.Source, r.Line)
+		if i, ok := at[key]; ok && r.Line > 0 {
+			rows[i] = append(rows[i], r)
+			continue
+		}
+		at[key] = len(rows)
+		rows = append(rows, []Rejection{r})
+	}
+	return rows
+}
+
+// RowProblems renders one row's rejections as one line: "file:line:
+// field: reason; field: reason".
+func RowProblems(row []Rejection) string {
+	if len(row) == 0 {
+		return ""
+	}
+	parts := []string{row[0].Error()}
+	for _, r := range row[1:] {
+		if r.Field == "" {
+			parts = append(parts, r.Reason)
+			continue
+		}
+		parts = append(parts, r.Field+": "+r.Reason)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // GrantState is where a balance grant is in the exactly-once protocol.

@@ -133,7 +133,8 @@ const (
 )
 
 // WithDefaults returns the mapping with a column of its own name for every
-// field when it names none, the default limits, and empty rather than nil
+// field when it names none, the default required fields when it names
+// none (DefaultRequired), the default limits, and empty rather than nil
 // collections (so that a loaded configuration equals the one its dump
 // loads into).
 func (m Mapping) WithDefaults() Mapping {
@@ -146,8 +147,10 @@ func (m Mapping) WithDefaults() Mapping {
 	if m.DateLayouts == nil {
 		m.DateLayouts = map[string]string{}
 	}
-	if m.Required == nil {
-		m.Required = []string{}
+	if len(m.Required) == 0 { // the effective default, so that config show shows it
+		for _, f := range DefaultRequired() {
+			m.Required = append(m.Required, f.String())
+		}
 	}
 	if m.MaxValueLength == 0 {
 		m.MaxValueLength = DefaultMaxValueLength

@@ -49,7 +49,7 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 	path, _ := cmd.Flags().GetString("config")
 	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, store.Dialects{}, folderChecks(cmd))
 	if err != nil {
-		return nil, withCode(exitUsage, err)
+		return nil, configError(cmd, path, err)
 	}
 	log, jsonLogs, err := logging.New(cfg.Log)
 	if err != nil {
@@ -68,6 +68,23 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 		configPath: configPathOf(cmd)}, nil
 }
 
+// configError is the usage error of a configuration that cannot be
+// loaded. Its last line is a JSON log line when the configuration asks for
+// JSON logs (log.format: json, or HRSYNC_LOG_FORMAT=json), as far as that
+// can be read from it, so that stderr stays one format.
+func configError(cmd *cobra.Command, path string, err error) error {
+	if lc := config.PeekLog(path, nil); lc.Format == "json" {
+		log, _, lerr := logging.New(lc)
+		if lerr != nil { // a bad level: say the problem at info
+			log, _, lerr = logging.New(config.Log{Level: "info", Format: "json"})
+		}
+		if lerr == nil {
+			finalLineOf(cmd.Context()).useJSON(log.With(zap.String("version", version)))
+		}
+	}
+	return withCode(exitUsage, err)
+}
+
 // folderAccess is how much of the CSV drop folders a command needs, checked
 // before it starts (exit 2 on a problem, every problem listed):
 //
@@ -78,15 +95,17 @@ func loadApp(cmd *cobra.Command) (*app, error) {
 //     cycle instead (folderExportsFeed): there a problem is the cycle's
 //     failed outcome (exit 1), with its run record, last line and metrics,
 //     before any call;
-//   - status lists the files in each folder and its archives: it must be
-//     readable;
+//   - status lists the files in each folder and its archives, and shows
+//     each tenant's source problem (a folder that cannot be listed, a
+//     secret variable not set) beside its history instead of failing
+//     (config.Checks.SourcesAside);
 //   - validate and plan read the folder when given no FILE: it must be
 //     readable; given FILEs they read only those, so an HR admin can check an
 //     export on a laptop where the drop folder does not exist;
 //   - config check checks like run (config.go);
 //   - the other commands never read the folders: nothing is checked.
 func folderAccess(cmd *cobra.Command) config.FolderAccess {
-	switch strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ") {
+	switch commandName(cmd) {
 	case "daemon":
 		return config.FoldersWritable
 	case "status":
@@ -103,8 +122,18 @@ func folderAccess(cmd *cobra.Command) config.FolderAccess {
 // acts on (--tenant, or all).
 func folderChecks(cmd *cobra.Command) config.Checks {
 	tenant, _ := cmd.Flags().GetString("tenant")
-	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant}
+	return config.Checks{Folders: folderAccess(cmd), Tenant: tenant, SourcesAside: isStatus(cmd)}
 }
+
+// commandName is the command's path without the root's name: "status",
+// "run people".
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+}
+
+// isStatus tells whether cmd is `hrsync status`, which answers whatever
+// state the tenants' sources are in.
+func isStatus(cmd *cobra.Command) bool { return commandName(cmd) == "status" }
 
 // tenants returns the tenants a command acts on: the one --tenant names, or all.
 func (a *app) tenants(cmd *cobra.Command) ([]config.Tenant, error) {
@@ -192,7 +221,7 @@ func (a *app) openStoreReadOnly(cmd *cobra.Command) (*store.Store, error) {
 	case errors.Is(err, store.ErrStateOutdated):
 		return nil, fmt.Errorf("state at %s: %w: run hrsync migrate", a.cfg.Store.Location(), err)
 	case err != nil:
-		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
+		return nil, &storeError{err: fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)}
 	}
 	return st, nil
 }
@@ -211,7 +240,7 @@ func printsJSON(cmd *cobra.Command) bool {
 func (a *app) openStore(ctx context.Context) (*store.Store, error) {
 	st, err := store.Open(ctx, a.cfg.Store.URL.Value(), store.Options{Schema: a.cfg.Store.Schema, Migrate: true, Replica: a.replica})
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)
+		return nil, &storeError{err: fmt.Errorf("open store %s: %w", a.cfg.Store.URL, err)}
 	}
 	return st, nil
 }

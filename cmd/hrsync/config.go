@@ -37,7 +37,7 @@ func loadConfigFlag(cmd *cobra.Command, checks config.Checks) (*config.Config, s
 	path, _ := cmd.Flags().GetString("config")
 	cfg, err := config.LoadChecked(path, nil, registry.Kinds{}, store.Dialects{}, checks)
 	if err != nil {
-		return nil, "", withCode(exitUsage, err)
+		return nil, "", configError(cmd, path, err)
 	}
 	if path == "" {
 		path = "$" + config.EnvConfig

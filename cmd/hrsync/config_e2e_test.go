@@ -154,7 +154,7 @@ func TestDropFolderCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
-	for _, args := range [][]string{{"daemon"}, {"config", "check"}, {"validate"}, {"plan"}, {"status"}} {
+	for _, args := range [][]string{{"daemon"}, {"config", "check"}, {"validate"}, {"plan"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			res := runIn(t, dir, append(args, "--config", cfg)...)
 			if res.code != 2 || !strings.Contains(res.stderr, problem) {
@@ -162,6 +162,12 @@ func TestDropFolderCheckedAtStart(t *testing.T) {
 			}
 		})
 	}
+	t.Run("status shows the problem and exits 0", func(t *testing.T) {
+		res := runIn(t, dir, "status", "--config", cfg)
+		if res.code != 0 || !strings.Contains(res.stdout, "PROBLEM") || !strings.Contains(res.stdout, "does not exist (line 7)") {
+			t.Errorf("want exit 0 and the problem on stdout: %s", res)
+		}
+	})
 	for _, args := range [][]string{{"validate", export}, {"plan", export}, {"grants", "list"}, {"config", "show"}} {
 		t.Run(strings.Join(args, " ")+" needs no drop folder", func(t *testing.T) {
 			if res := runIn(t, dir, append(args, "--config", cfg)...); res.code != 0 {
@@ -190,4 +196,45 @@ func (e *env) stateExists() bool {
 		e.t.Fatal(err)
 	}
 	return n > 0
+}
+
+// TestConfigErrorsFollowTheLogFormat: a configuration that cannot be
+// loaded is said in a JSON log line (level error, exit code 2) when the
+// file's log.format or HRSYNC_LOG_FORMAT asks for JSON, so that every line
+// of stderr is JSON; in plain text otherwise.
+func TestConfigErrorsFollowTheLogFormat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	inFile := write("json.yaml", "log: {format: json}\ntenants: 3\n")
+	plain := write("plain.yaml", "log: {format: console}\ntenants: 3\n")
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"log.format json in the file", nil, []string{"status", "--config", inFile}},
+		{"HRSYNC_LOG_FORMAT=json", []string{"HRSYNC_LOG_FORMAT=json"}, []string{"run", "people", "--config", plain}},
+		{"config check", nil, []string{"config", "check", "--config", inFile}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), binaryPath(), c.args...)
+			cmd.Env = childEnv(c.env...)
+			res := runExec(cmd)
+			last := lastLine(t, res) // every line JSON
+			if res.code != 2 || last.Level != "error" || last.ExitCode != 2 || !strings.Contains(last.Msg, "tenants: must be a list") {
+				t.Errorf("want exit 2 and a JSON error line naming the problem: %s", res)
+			}
+		})
+	}
+	cmd := exec.CommandContext(t.Context(), binaryPath(), "status", "--config", plain)
+	cmd.Env = childEnv()
+	if res := runExec(cmd); res.code != 2 || !strings.HasPrefix(res.stderr, "hrsync: configuration ") {
+		t.Errorf("log.format console: want exit 2 and a plain last line: %s", res)
+	}
 }

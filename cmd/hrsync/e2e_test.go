@@ -11,7 +11,13 @@ import (
 	"testing"
 )
 
-// plan is the part of `hrsync plan --json` the tests read.
+// planDoc is the part of `hrsync plan --json` the tests read: the people
+// plans of the ready exports.
+type planDoc struct {
+	People []plan `json:"people"`
+}
+
+// plan is the part of a people plan the tests read.
 type plan struct {
 	Stats struct {
 		Rows     int `json:"rows"`
@@ -97,10 +103,11 @@ func e2ePeopleSync(t *testing.T, store string) {
 			t.Errorf("validate's summary: %s", res)
 		}
 		res = e.mustRun(0, "plan", "--json")
-		var plans []plan
-		if err := json.Unmarshal([]byte(res.stdout), &plans); err != nil {
+		var doc planDoc
+		if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
 			t.Fatalf("decode plan: %v\n%s", err, res)
 		}
+		plans := doc.People
 		if len(plans) != 1 {
 			t.Fatalf("want one plan, got %d", len(plans))
 		}
@@ -263,10 +270,11 @@ func e2ePeopleSync(t *testing.T, store string) {
 		}
 		// The plan of the same file still sees 105 active people.
 		res = e.mustRun(0, "plan", "--json", filepath.Join(e.drop, "failed", "staff-6.csv"))
-		var plans []plan
-		if err := json.Unmarshal([]byte(res.stdout), &plans); err != nil || len(plans) != 1 {
+		var doc planDoc
+		if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || len(doc.People) != 1 {
 			t.Fatalf("decode plan: %v\n%s", err, res)
 		}
+		plans := doc.People
 		if len(plans[0].Departed) != 45 {
 			t.Errorf("the plan would mark %d people departed, want 45", len(plans[0].Departed))
 		}
@@ -295,10 +303,11 @@ func e2ePeopleSync(t *testing.T, store string) {
 		}
 		// A later export with the same 60 departs nobody else.
 		res := e.mustRun(0, "plan", "--json", filepath.Join(e.drop, "processed", "staff-6.csv"))
-		var plans []plan
-		if err := json.Unmarshal([]byte(res.stdout), &plans); err != nil || len(plans) != 1 {
+		var doc planDoc
+		if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil || len(doc.People) != 1 {
 			t.Fatalf("decode plan: %v\n%s", err, res)
 		}
+		plans := doc.People
 		if len(plans[0].Departed) != 0 || plans[0].Unchanged != 60 {
 			t.Errorf("plan: %d departed, %d unchanged; want 0 and 60", len(plans[0].Departed), plans[0].Unchanged)
 		}

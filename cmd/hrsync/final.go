@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
+	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"hrsync/model"
 )
 
 // finalLine writes a command's last line on stderr: plain text, or, once
@@ -71,4 +76,45 @@ func (f *finalLine) done() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.printed
+}
+
+// storeError is a store that cannot be opened (unreachable, refused, a
+// file that cannot be read): the command fails, and its last line says so
+// as an outcome (lastWords).
+type storeError struct {
+	err error
+	// tenants are those the command acted on, when it knew them.
+	tenants []string
+}
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// storeNext is the next step of a store that cannot be opened.
+const storeNext = "check store.url (or HRSYNC_STORE_URL) and that the database is up and reachable"
+
+// lastWords is the last line main writes for a command that ended in err
+// without writing one, with its log fields: a store that cannot be opened
+// is a failed outcome, "failed: JOB [TENANT]: CAUSE; NEXT STEP", like a
+// run's; any other error is said as it is.
+func lastWords(cmd *cobra.Command, err error) (string, []zap.Field) {
+	var se *storeError
+	if !errors.As(err, &se) {
+		return err.Error(), nil
+	}
+	scope, tenants := "hrsync", se.tenants
+	if cmd != nil {
+		scope = strings.TrimPrefix(commandName(cmd), "run ")
+		if t, _ := cmd.Flags().GetString("tenant"); t != "" {
+			tenants = []string{t}
+		}
+	}
+	switch n := len(tenants); {
+	case n == 1:
+		scope += " " + tenants[0]
+	case n > 1:
+		scope += fmt.Sprintf(" (%d tenants)", n)
+	}
+	return fmt.Sprintf("%s: %s: %s; %s", model.OutcomeFailed, scope, se.Error(), storeNext),
+		[]zap.Field{zap.String("outcome", string(model.OutcomeFailed))}
 }

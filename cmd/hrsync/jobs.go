@@ -45,6 +45,9 @@ func (a *app) newJobs(ctx context.Context, tenants []config.Tenant, m *metrics.M
 		return nil, err
 	}
 	st, err := a.openStore(ctx)
+	if se := (*storeError)(nil); errors.As(err, &se) {
+		se.tenants = tenantNames(tenants)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +194,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 		return err
 	}
 	defer j.st.Close()
+	a.closeInterrupted(ctx, j)
 	if m != nil {
 		a.seedMetrics(ctx, m, j.st, tenants)
 		a.watchGauges(m, tenants, j.st) // read once, when the run pushes

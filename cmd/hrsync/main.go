@@ -29,11 +29,12 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	last := &finalLine{}
-	err := newRootCmd().ExecuteContext(withFinalLine(ctx, last))
+	cmd, err := newRootCmd().ExecuteContextC(withFinalLine(ctx, last))
 	stop()
 	code := exitCode(err)
 	if err != nil && !last.done() {
-		last.write(os.Stderr, code, err.Error())
+		msg, fields := lastWords(cmd, err)
+		last.write(os.Stderr, code, msg, fields...)
 	}
 	os.Exit(code)
 }

@@ -99,6 +99,7 @@ func TestJSONOutputGolden(t *testing.T) {
 	e.dropFile("staff-1.csv", csvExport(genPeople(0, 4)))
 	g.check(t, "plan-new", e.mustRun(0, "plan", "--output", "json"))
 	e.mustRun(0, "run", "people")
+	checkNoExportsList(t, e)
 	g.check(t, "grants-list", e.mustRun(0, "grants", "list", "--state", "applied", "-o", "json"))
 	g.check(t, "grants-list-empty", e.mustRun(0, "grants", "list", "--json"))
 
@@ -120,6 +121,24 @@ func TestJSONOutputGolden(t *testing.T) {
 	g.check(t, "orders-show", e.mustRun(0, "orders", "show", order.ID, "-o", "json"))
 	g.check(t, "status", e.mustRun(0, "status", "-o", "json"))
 	g.check(t, "product-get", e.mustRun(0, "product", "get", e.coll, notebookProduct, "-o", "json"))
+}
+
+// checkNoExportsList checks that a people run with no export ready lists
+// its exports as [] in `run -o json`, never null.
+func checkNoExportsList(t *testing.T, e *env) {
+	t.Helper()
+	var sum struct {
+		Cycles []struct {
+			Report map[string]json.RawMessage `json:"report"`
+		} `json:"cycles"`
+	}
+	res := e.run("run", "people", "-o", "json")
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || len(sum.Cycles) != 1 {
+		t.Fatalf("run people -o json: %v\n%s", err, res)
+	}
+	if got := string(sum.Cycles[0].Report["exports"]); got != "[]" {
+		t.Errorf("run people -o json with no export ready: exports = %s, want []", got)
+	}
 }
 
 // golden compares outputs to the files of testdata/golden.

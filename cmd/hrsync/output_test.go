@@ -95,12 +95,12 @@ func TestValidatePrintsTheFirst50Rejections(t *testing.T) {
 	if n := indented(stdout, "  staff.csv:"); n != people.ValidateRejectionLimit {
 		t.Errorf("%d rejections printed, want %d:\n%s", n, people.ValidateRejectionLimit, stdout)
 	}
-	if !strings.HasSuffix(stdout, "  and 10 more rejections (--all lists every one)\n") {
+	if !strings.HasSuffix(stdout, "  and 10 more rejected rows (--all lists every one)\n") {
 		t.Errorf("no count of the rest:\n%s", stdout)
 	}
 
 	stdout, _, code = execRoot(t, "validate", "--all", "--config", w.config)
-	if n := indented(stdout, "  staff.csv:"); code != exitAttention || n != 60 || strings.Contains(stdout, "more rejections") {
+	if n := indented(stdout, "  staff.csv:"); code != exitAttention || n != 60 || strings.Contains(stdout, "more rejected rows") {
 		t.Errorf("--all: exit %d, %d rejections printed, want 60:\n%s", code, n, stdout)
 	}
 
@@ -154,13 +154,26 @@ func TestTextPlanNamesThePeople(t *testing.T) {
 	}
 
 	stdout, _, code = execRoot(t, "plan", "-o", "json", "--config", w.config)
-	var plans []map[string]any
-	if err := json.Unmarshal([]byte(stdout), &plans); err != nil || code != exitOK || len(plans) != 1 {
+	var doc struct {
+		People      []map[string]any `json:"people"`
+		Personalize []any            `json:"personalize"`
+		Grants      []any            `json:"grants"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != exitOK || len(doc.People) != 1 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 	}
+	plans := doc.People
 	for _, key := range []string{"changed", "returned", "departed", "held", "safeguards"} {
 		if list, ok := plans[0][key].([]any); !ok || len(list) != 0 {
 			t.Errorf("%s = %#v, want []", key, plans[0][key])
 		}
+	}
+	// The same 25 new people as the text, with their grants.
+	if list, ok := plans[0]["new"].([]any); !ok || len(list) != 25 ||
+		list[0].(map[string]any)["externalId"] != "G000" || list[0].(map[string]any)["grant"] != 25.0 {
+		t.Errorf("new = %#v, want the 25 new people with their grants", plans[0]["new"])
+	}
+	if doc.Personalize == nil || doc.Grants == nil {
+		t.Errorf("plan -o json lacks the personalize or grants section (want [] when empty):\n%s", stdout)
 	}
 }

@@ -86,7 +86,9 @@ func newPlanCmd() *cobra.Command {
 		Long: `plan diffs each ready export (or each FILE) against hrsync's state and prints what a run
 would do: new, changed, returned, departed and held people (the first 20 of each by externalId
 and name), rejected rows, the createPeople calls with the balances they grant, and the safeguards
-the export trips. It changes nothing. -o json prints the plans as a JSON list.`,
+the export trips, then who the next personalize run would personalize and what the grant rules
+would grant. It changes nothing. -o json prints one object with the same sections: people (each
+export's plan, with the new people and their grants), personalize and grants.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, files []string) error {
 			return withReadOnly(cmd, false, func(ro readOnly) error { return runPlan(cmd, ro, files) })
@@ -98,32 +100,45 @@ the export trips. It changes nothing. -o json prints the plans as a JSON list.`,
 	return cmd
 }
 
+// plans is what `hrsync plan -o json` prints: the sections the text shows.
+type plans struct {
+	// People are the plans of each ready export (or each file).
+	People []*people.Plan `json:"people"`
+	// Personalize are the plans of the tenants that personalize.
+	Personalize []*personalize.Plan `json:"personalize"`
+	// Grants are the plans of the tenants with grant rules.
+	Grants []*grants.Plan `json:"grants"`
+}
+
 // runPlan prints the people plans of each ready export (or each file),
 // then the personalize and grants plans of the tenants.
 func runPlan(cmd *cobra.Command, ro readOnly, files []string) error {
-	plans, err := buildPlans(cmd, ro, files)
-	if err != nil {
+	var doc plans
+	var err error
+	if doc.People, err = buildPlans(cmd, ro, files); err != nil {
+		return err
+	}
+	env := ro.a.planEnv(ro.st)
+	if doc.Personalize, err = personalize.Plans(cmd.Context(), env, ro.st, ro.tenants); err != nil {
+		return err
+	}
+	if doc.Grants, err = grants.Plans(cmd.Context(), env, ro.st, ro.tenants, time.Time{}); err != nil {
 		return err
 	}
 	w := cmd.OutOrStdout()
 	if ro.asJSON {
-		return printJSON(w, plans)
+		return printJSON(w, doc)
 	}
-	for _, p := range plans {
+	for _, p := range doc.People {
 		people.PrintPlan(w, p)
 	}
-	if len(plans) == 0 {
+	if len(doc.People) == 0 {
 		fmt.Fprintln(w, "no export is ready")
 	}
-	env := ro.a.planEnv(ro.st)
-	if err := personalize.PrintPlans(cmd.Context(), w, env, ro.st, ro.tenants); err != nil {
-		return err
+	for _, p := range doc.Personalize {
+		personalize.PrintPlan(w, p)
 	}
-	gplans, err := grants.Plans(cmd.Context(), env, ro.st, ro.tenants, time.Time{})
-	if err != nil {
-		return err
-	}
-	for _, p := range gplans {
+	for _, p := range doc.Grants {
 		grants.PrintPlan(w, p, false)
 	}
 	return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,9 +17,16 @@ func newStatusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show the last run of each job and tenant, held grants and the files waiting",
 		Long: `status reads hrsync's state and each tenant's drop folder and prints the last run of each job
-and tenant with its outcome and counts, the grants held for an operator, the files waiting in the
+and tenant with its outcome, age and cause, each tenant's source problem (a drop folder that cannot
+be listed, a secret variable not set), the grants held for an operator, the files waiting in the
 drop folder and those archived as processed or failed, the personalizations pending and the orders
-whose status is still polled. It changes nothing and makes no API call.`,
+whose status is still polled. It changes nothing and makes no API call.
+
+The text fits 100 columns: long names and causes are cut. With --tenant it adds each run's and
+each source problem's full text; -o json has everything.
+
+Exit codes: 0 when the state was read, whatever the runs' outcomes and the sources' problems;
+1 when the state cannot be read; 2 for a usage or configuration error outside the tenants' sources.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withReadOnly(cmd, false, func(ro readOnly) error {
@@ -29,7 +37,7 @@ whose status is still polled. It changes nothing and makes no API call.`,
 				if ro.asJSON {
 					return printJSON(cmd.OutOrStdout(), rep)
 				}
-				return status.Print(cmd.OutOrStdout(), rep)
+				return status.Print(cmd.OutOrStdout(), rep, status.PrintOptions{Now: time.Now(), Details: cmd.Flags().Changed("tenant")})
 			})
 		},
 	}

@@ -50,7 +50,7 @@ func Text(e Event) string {
 		}
 	}
 	if len(e.Rejections) > 0 {
-		b.WriteString("\nRejected rows:\n")
+		b.WriteString("\nProblems of the rejected rows (one line each):\n")
 		for _, r := range e.Rejections {
 			fmt.Fprintf(&b, "- %s line %d", r.File, r.Line)
 			if r.Column != "" {

@@ -32,7 +32,8 @@ type Summary struct {
 	// Stops are the safeguards that stopped (or, overridden or approved,
 	// would have stopped) the run, in plain words.
 	Stops []string
-	// Rejections are the rejected rows: line, column and reason.
+	// Rejections are the problems of the rejected rows (a row may have
+	// several): line, column and reason. The report counts the rows.
 	Rejections []Rejection
 	// Held are the externalIds of the people whose grant waits for
 	// confirmation: the platform may have created them.
@@ -60,7 +61,7 @@ type Late struct {
 	Cause  string
 }
 
-// Rejection is one rejected row of the HTML report.
+// Rejection is one problem of a rejected row of the HTML report.
 type Rejection struct {
 	Line   int
 	Column string

@@ -141,3 +141,26 @@ func TestHTMLPeople(t *testing.T) {
 		}
 	})
 }
+
+// TestHTMLCountsRejectedRows: two rows with four problems are two rejected
+// rows in the headline and the list's title, each problem on a line.
+func TestHTMLCountsRejectedRows(t *testing.T) {
+	s := sampleSummary()
+	s.Outcome = "attention"
+	s.Rejections = []Rejection{
+		{Line: 4, Column: "email", Reason: "no domain"}, {Line: 4, Column: "startDate", Reason: "not a date"},
+		{Line: 9, Column: "email", Reason: "no domain"}, {Line: 9, Column: "birthDate", Reason: "not a date"},
+	}
+	html := render(t, s)
+	for _, want := range []string{"2 rows rejected", "Rejected rows (2)", "several problems"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, `<td class="num">`); n < 4 {
+		t.Errorf("%d problem lines, want the 4 problems listed", n)
+	}
+	if strings.Contains(html, "4 rows") || strings.Contains(html, "(4)") {
+		t.Error("the report counts the problems as rows")
+	}
+}

@@ -38,7 +38,7 @@ func Headline(s Summary) string {
 		return "This export could not be used, so nothing was changed: " + s.Cause + "."
 	}
 	parts := peoplePhrases(s.People)
-	if n := len(s.Rejections); n > 0 {
+	if n := rejectedRows(s.Rejections); n > 0 {
 		parts = append(parts, plural(n, "row", "rows")+" rejected")
 	}
 	if n := len(s.Held); n > 0 {
@@ -87,8 +87,11 @@ func sections(s Summary) []section {
 			out = append(out, sec)
 		}
 	}
-	if n := len(s.Rejections); n > 0 {
+	if n := rejectedRows(s.Rejections); n > 0 {
 		intro := "These rows of the export could not be used; nobody was added or changed from them."
+		if len(s.Rejections) > n {
+			intro += " Some rows have several problems: each problem is on a line of its own."
+		}
 		if s.RejectsFile != "" {
 			intro += " Fix them in " + s.RejectsFile + " (beside this report) and drop that file again: only its rows are read, and nobody is marked as left."
 		}
@@ -156,4 +159,20 @@ func upperFirst(s string) string {
 		return s
 	}
 	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// rejectedRows counts the rows of an export's rejections: the lines they
+// name, each once (a row may have several problems; one without a line is
+// a row of its own).
+func rejectedRows(rs []Rejection) int {
+	lines := map[int]bool{}
+	n := 0
+	for _, r := range rs {
+		if r.Line > 0 && lines[r.Line] {
+			continue
+		}
+		lines[r.Line] = true
+		n++
+	}
+	return n
 }

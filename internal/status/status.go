@@ -7,10 +7,8 @@ package status
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"hrsync/config"
@@ -50,12 +48,16 @@ type Run struct {
 
 // Tenant is a tenant's backlog.
 type Tenant struct {
-	Name       string `json:"name"`
-	HeldGrants int    `json:"heldGrants"`
+	Name string `json:"name"`
 	// Source is the kind of the tenant's source ("csv", "sql", "scim").
 	Source string `json:"source"`
+	// SourceProblems are what keeps the tenant's source from being used
+	// (its configuration or its folder), empty when it can be read; the
+	// history and the backlog are shown all the same.
+	SourceProblems []string `json:"sourceProblems"`
+	HeldGrants     int      `json:"heldGrants"`
 	// Files counts the drop folder's files; nil for a source without one
-	// (a SQL query, a SCIM directory).
+	// (a SQL query, a SCIM directory), or when the source has a problem.
 	Files *Files `json:"files,omitempty"`
 	// ApproveFromDropFolder says an HR admin may approve a stopped export
 	// by moving it into approve/ (safeguards.approveFromDropFolder).
@@ -83,7 +85,9 @@ type Files struct {
 	Approve int `json:"approve"`
 }
 
-// Build reads the state and the drop folders of the tenants.
+// Build reads the state and the drop folders of the tenants. A source
+// that cannot be read is the tenant's SourceProblems, never an error: only
+// a state that cannot be read fails it.
 func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countFiles FilesFunc) (*Report, error) {
 	rep := &Report{Runs: []Run{}, Tenants: []Tenant{}}
 	wanted := map[string]bool{}
@@ -128,10 +132,12 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 		if err != nil {
 			return nil, err
 		}
-		stt := Tenant{Name: t.Name, HeldGrants: len(held), Source: t.Source.Kind(),
+		stt := Tenant{Name: t.Name, Source: t.Source.Kind(), HeldGrants: len(held), SourceProblems: sourceProblems(t),
 			ApproveFromDropFolder: t.Safeguards.ApproveFromDropFolder}
-		if stt.Files, err = countFiles(ctx, t); err != nil {
-			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
+		if len(stt.SourceProblems) == 0 {
+			if stt.Files, err = countFiles(ctx, t); err != nil {
+				stt.SourceProblems = []string{err.Error()}
+			}
 		}
 		stt.Personalizations, stt.PersonalizationsPending = personalizationCounts(counts, t.Name)
 		if stt.OrdersPolling, err = ordersPolling(ctx, st, t.Name); err != nil {
@@ -143,6 +149,20 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 		rep.Tenants = append(rep.Tenants, stt)
 	}
 	return rep, nil
+}
+
+// sourceProblems are the problems of the tenant's source that the
+// configuration set aside, without the tenant's index ("source.sql.dsnEnv:
+// environment variable X is not set (line 12)"); empty when none.
+func sourceProblems(t config.Tenant) []string {
+	out := []string{}
+	for _, p := range t.SourceProblems {
+		if _, rest, ok := strings.Cut(p.Path, "]."); ok && strings.HasPrefix(p.Path, "tenants[") {
+			p.Path = rest
+		}
+		out = append(out, p.String())
+	}
+	return out
 }
 
 // personalizationCounts groups a tenant's personalization counts by
@@ -176,107 +196,6 @@ func ordersPolling(ctx context.Context, st *store.Store, tenant string) (*int, e
 	return &n, nil
 }
 
-// Print prints the status as tables.
-func Print(w io.Writer, rep *Report) error {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tTENANT\tOUTCOME\tSTARTED\tTOOK\tCOUNTS\tERROR")
-	if len(rep.Runs) == 0 {
-		fmt.Fprintln(tw, "(no run yet)\t\t\t\t\t\t")
-	}
-	for _, r := range rep.Runs {
-		took := "-"
-		if r.FinishedAt != nil {
-			took = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
-		}
-		keys := make([]string, 0, len(r.Counts))
-		for k := range r.Counts {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, 0, len(keys))
-		for _, k := range keys {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, r.Counts[k]))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Job, r.Tenant, r.Outcome,
-			r.StartedAt.Format(time.RFC3339), took, strings.Join(parts, " "), r.Error)
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("print status: %w", err)
-	}
-	for _, r := range rep.Runs {
-		if len(r.Reports) > 0 {
-			fmt.Fprintf(w, "%s %s reports (in the drop folder): %s\n", r.Job, r.Tenant, strings.Join(r.Reports, ", "))
-		}
-	}
-	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TENANT\tHELD GRANTS\tFILES WAITING\tPROCESSED\tFAILED\tPERSONALIZATIONS PENDING\tORDERS POLLED")
-	na := func(p *int) string {
-		if p == nil {
-			return "n/a"
-		}
-		return fmt.Sprint(*p)
-	}
-	for _, t := range rep.Tenants {
-		waiting, processed, failed := "n/a ("+t.Source+")", "n/a", "n/a"
-		if t.Files != nil {
-			waiting, processed, failed = fmt.Sprint(t.Files.Waiting), fmt.Sprint(t.Files.Processed), fmt.Sprint(t.Files.Failed)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.HeldGrants, waiting, processed, failed,
-			na(t.PersonalizationsPending), na(t.OrdersPolling))
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("print status: %w", err)
-	}
-	printApprovals(w, rep)
-	printPersonalizations(w, rep)
-	printGrantRules(w, rep)
-	return nil
-}
-
-// printApprovals says, for each tenant with a drop folder, what becomes of
-// the files in approve/: taken by the next run, or left alone while
-// approval from the drop folder is off.
-func printApprovals(w io.Writer, rep *Report) {
-	for _, t := range rep.Tenants {
-		switch {
-		case t.Files == nil:
-		case !t.ApproveFromDropFolder:
-			fmt.Fprintf(w, "tenant %s: approval from the drop folder is off (safeguards.approveFromDropFolder); %d files in approve/ left alone\n",
-				t.Name, t.Files.Approve)
-		case t.Files.Approve > 0:
-			fmt.Fprintf(w, "tenant %s: %d files in approve/, for the next run\n", t.Name, t.Files.Approve)
-		}
-	}
-}
-
-// printPersonalizations prints pending, done and failed personalizations
-// per tenant and collection, when there are any.
-func printPersonalizations(w io.Writer, rep *Report) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	header := false
-	for _, t := range rep.Tenants {
-		collections := make([]string, 0, len(t.Personalizations))
-		for c := range t.Personalizations {
-			collections = append(collections, c)
-		}
-		sort.Strings(collections)
-		for _, c := range collections {
-			if !header {
-				fmt.Fprintln(w)
-				fmt.Fprintln(tw, "TENANT\tCOLLECTION\tPENDING\tDONE\tFAILED")
-				header = true
-			}
-			n := t.Personalizations[c]
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", t.Name, c,
-				n[string(store.PersonalizationPending)]+n[string(store.PersonalizationRetry)],
-				n[string(store.PersonalizationDone)],
-				n[string(store.PersonalizationError)]+n[string(store.PersonalizationFailed)])
-		}
-	}
-	_ = tw.Flush()
-}
-
 // Rule is, in `hrsync status`, what the grants job did of one rule.
 type Rule struct {
 	Rule     string  `json:"rule"`
@@ -304,26 +223,4 @@ func grantRules(ctx context.Context, st *store.Store, t config.Tenant) ([]Rule, 
 		out = append(out, sr)
 	}
 	return out, nil
-}
-
-// printGrantRules prints the last day processed per rule, when any tenant
-// has rules.
-func printGrantRules(w io.Writer, rep *Report) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	header := false
-	for _, t := range rep.Tenants {
-		for _, r := range t.GrantRules {
-			if !header {
-				fmt.Fprintln(w)
-				fmt.Fprintln(tw, "TENANT\tGRANT RULE\tLAST DAY PROCESSED")
-				header = true
-			}
-			last := "never"
-			if r.LastDay != nil {
-				last = *r.LastDay
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, r.Rule, last)
-		}
-	}
-	_ = tw.Flush()
 }

@@ -25,3 +25,29 @@ func TestMoney(t *testing.T) {
 		}
 	}
 }
+
+func TestCutAndWrap(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"abc", 3, "abc"}, {"abcd", 3, "ab…"}, {"ab\ncd", 10, "ab…"}, {"ééééé", 4, "ééé…"}, {"x", 0, ""}} {
+		if got := Cut(c.in, c.n); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"abc", 3, "abc"}, {"abcdefgh", 5, "ab…gh"}, {"abcdefgh", 6, "ab…fgh"}, {"ab\ncd", 5, "ab…"}, {"abcd", 1, "…"}} {
+		if got := CutMiddle(c.in, c.n); got != c.want {
+			t.Errorf("CutMiddle(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+	got := Wrap("one two three fourfivesixseveneight nine", 10, "- ", "  ")
+	want := []string{"- one two", "  three", "  fourfive", "  sixseven", "  eight", "  nine"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("Wrap = %q, want %q", got, want)
+	}
+}

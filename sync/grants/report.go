@@ -115,11 +115,11 @@ func (r *Report) settle(err error) {
 	case fatal != "":
 		r.outcome = model.OutcomeFailed
 		r.Cause = fmt.Sprintf("%s on a createPeople call; %s; %d not sent", fatal.Describe(), nothing, notApplied)
-		r.Next = "check HRSYNC_API_TOKEN (or api.tokenFile) and the companyId; the next run sends what is still due"
+		r.Next = fatal.NextStep() + "; the next run sends what is still due"
 	case r.Calls > 0 && applied == 0 && held == 0 && len(r.sent.Failures) > 0:
 		r.outcome = model.OutcomeFailed
 		r.Cause = fmt.Sprintf("every createPeople call failed (%s); nothing was granted", strings.Join(r.Errors, "; "))
-		r.Next = "the next run sends what is still due"
+		r.Next = r.sent.Dominant().NextStep() + "; the next run sends what is still due"
 	case held > 0 || notApplied > 0 || refused > 0:
 		r.outcome = model.OutcomeAttention
 		r.Cause = fmt.Sprintf("%s; %d held, %d not applied, %d refused", nothing, held, notApplied, refused)

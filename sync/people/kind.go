@@ -179,8 +179,8 @@ func PrintReport(w io.Writer, rep *Report) {
 	}
 	for _, e := range rep.Exports {
 		fmt.Fprintf(w, "tenant %s, %s: %s (run %s) %s\n", rep.Tenant, e.Source, e.Outcome, e.RunID, textfmt.Counts(e.Counts))
-		for _, r := range e.Rejections {
-			fmt.Fprintf(w, "  rejected %s\n", r.Error())
+		for _, row := range model.RejectedRows(e.Rejections) {
+			fmt.Fprintf(w, "  rejected %s\n", model.RowProblems(row))
 		}
 		for _, t := range e.Safeguards {
 			fmt.Fprintf(w, "  SAFEGUARD %s: %s\n", t.Name, t.Message)
@@ -222,8 +222,8 @@ func PrintPlan(w io.Writer, p *Plan) {
 		fmt.Fprintf(w, "  would call createPeople %s for %d people, granting %s in all\n", times(len(p.Calls)), p.Create.Len(), textfmt.Money(total))
 	}
 	printPlanPeople(w, p)
-	for _, r := range p.Rejections {
-		fmt.Fprintf(w, "  rejected %s\n", r.Error())
+	for _, row := range model.RejectedRows(p.Rejections) {
+		fmt.Fprintf(w, "  rejected %s\n", model.RowProblems(row))
 	}
 	for _, tr := range p.Trips {
 		fmt.Fprintf(w, "  SAFEGUARD %s: %s\n", tr.Name, tr.Message)

@@ -73,7 +73,7 @@ func judgeApply(plan *Plan, res *Result, held int) verdict {
 		return verdict{model.OutcomeFailed, refusedCause(dominant, res), dominant.NextStep() + "; " + stays}
 	}
 	var parts []string
-	if n := len(plan.Rejections); n > 0 {
+	if n := plan.Stats.Rejected; n > 0 { // rows, whatever their problems
 		parts = append(parts, plural(n, "row", "rows")+" rejected")
 	}
 	if n := res.Unknown; n > 0 {
@@ -175,6 +175,10 @@ func refusedCause(class apiclient.Class, res *Result) string {
 	}
 	if res.Skipped > 0 {
 		fmt.Fprintf(&b, "; %s not sent", plural(res.Skipped, "person", "people"))
+	}
+	if class == apiclient.ClassRefused && len(res.Errors) > 0 {
+		// No report is written for an export that stays: the reason goes here.
+		fmt.Fprintf(&b, "; the platform said: %s", res.Errors[0])
 	}
 	return b.String()
 }

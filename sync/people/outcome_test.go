@@ -6,6 +6,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/model"
+	"hrsync/sources"
 	"hrsync/sync/sender"
 )
 
@@ -30,7 +31,9 @@ func TestJudgeApply(t *testing.T) {
 			model.OutcomeAttention, []string{"100 people created", "50 people not created (the platform refused the request as invalid)"}},
 		{"unknown outcomes are held, not failed", Plan{}, Result{Result: sender.Result{Calls: 1, Unknown: 100, Failures: map[apiclient.Class]int{apiclient.ClassServerError: 1}}},
 			model.OutcomeAttention, []string{"100 grants held"}},
-		{"rejected rows", Plan{Rejections: make([]model.Rejection, 3)}, Result{Result: sender.Result{Calls: 1, Applied: 10, Granted: 250}},
+		{"rejected rows count rows, not their problems", Plan{Stats: sources.Stats{Rows: 13, Accepted: 10, Rejected: 3},
+			Rejections: []model.Rejection{{Line: 2, Field: "email"}, {Line: 2, Field: "startDate"}, {Line: 5}, {Line: 9}}},
+			Result{Result: sender.Result{Calls: 1, Applied: 10, Granted: 250}},
 			model.OutcomeAttention, []string{"10 people created, 250.00 granted; 3 rows rejected"}},
 		{"people refused on their own have their outcome", Plan{}, Result{Result: sender.Result{Calls: 7, Applied: 98, Granted: 2450, Refused: 2,
 			Refusals: []Refusal{

@@ -87,11 +87,24 @@ func (p *Plan) ChangedPeople() *People { return &p.changedRows }
 // the same order. The list belongs to the plan: read it, never change it.
 func (p *Plan) ReturnedPeople() *People { return &p.returnedRows }
 
-// MarshalJSON encodes the plan with its tags, every list that is empty as
-// [] rather than null.
+// NewPerson is, in a plan's JSON, one person the run would create and
+// what the run grants them; the text plan lists the same people.
+type NewPerson struct {
+	ExternalID string  `json:"externalId"`
+	Grant      float64 `json:"grant"`
+}
+
+// MarshalJSON encodes the plan with its tags and the people it would
+// create ("new"), every list that is empty as [] rather than null.
 func (p *Plan) MarshalJSON() ([]byte, error) {
 	type plain Plan // the same fields, without this method
-	q := plain(*p)
+	q := struct {
+		plain
+		New []NewPerson `json:"new"`
+	}{plain: plain(*p), New: make([]NewPerson, 0, p.Create.Len())}
+	for i := range p.Create.Len() {
+		q.New = append(q.New, NewPerson{ExternalID: p.Create.At(i).ExternalID, Grant: grantOf(p, i)})
+	}
 	q.Changed = orEmpty(q.Changed)
 	q.Returned = orEmpty(q.Returned)
 	q.Departed = orEmpty(q.Departed)

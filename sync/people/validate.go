@@ -12,8 +12,8 @@ import (
 	"hrsync/sources"
 )
 
-// ValidateRejectionLimit is how many rejections of an export validate
-// prints as text without --all.
+// ValidateRejectionLimit is how many rejected rows of an export validate
+// prints as text without --all (each row with all its problems).
 const ValidateRejectionLimit = 50
 
 // Validation is what `hrsync validate -o json` prints: each export read with its tenant's mapping.
@@ -77,8 +77,9 @@ func ValidateExport(ctx context.Context, tenant string, e Export) (ValidatedExpo
 	return ValidatedExport{Tenant: tenant, Source: e.Name(), Stats: st, Rejections: rej}, nil
 }
 
-// PrintValidation prints each export's counts and its rejections: the
-// first ValidateRejectionLimit of each, or every one when all is set.
+// PrintValidation prints each export's counts and its rejected rows, one
+// line each with its problems: the first ValidateRejectionLimit of each
+// export, or every one when all is set.
 func PrintValidation(w io.Writer, res *Validation, all bool) {
 	if len(res.Exports) == 0 {
 		fmt.Fprintln(w, "no export is ready")
@@ -86,15 +87,16 @@ func PrintValidation(w io.Writer, res *Validation, all bool) {
 	}
 	for _, e := range res.Exports {
 		fmt.Fprintf(w, "%s (tenant %s): %d rows, %d accepted, %d rejected\n", e.Source, e.Tenant, e.Stats.Rows, e.Stats.Accepted, e.Stats.Rejected)
-		shown := len(e.Rejections)
+		rows := model.RejectedRows(e.Rejections)
+		shown := len(rows)
 		if !all {
 			shown = min(shown, ValidateRejectionLimit)
 		}
-		for _, r := range e.Rejections[:shown] {
-			fmt.Fprintf(w, "  %s\n", r.Error())
+		for _, row := range rows[:shown] {
+			fmt.Fprintf(w, "  %s\n", model.RowProblems(row))
 		}
-		if more := len(e.Rejections) - shown; more > 0 {
-			fmt.Fprintf(w, "  and %d more rejections (--all lists every one)\n", more)
+		if more := len(rows) - shown; more > 0 {
+			fmt.Fprintf(w, "  and %d more rejected rows (--all lists every one)\n", more)
 		}
 	}
 }

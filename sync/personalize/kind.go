@@ -78,25 +78,25 @@ func cycle(env runner.Env, t config.Tenant) runner.Func {
 	}
 }
 
-// PrintPlans prints, for `hrsync plan`, who each tenant's next
-// personalize run would personalize. Tenants without collections print
-// nothing.
-func PrintPlans(ctx context.Context, w io.Writer, env runner.Env, st *store.Store, tenants []config.Tenant) error {
+// Plans are, for `hrsync plan`, who each tenant's next personalize run
+// would personalize; tenants without collections have none.
+func Plans(ctx context.Context, env runner.Env, st *store.Store, tenants []config.Tenant) ([]*Plan, error) {
+	plans := []*Plan{}
 	for _, t := range tenants {
 		job, err := NewFor(env, st, t, nil)
 		if err != nil {
-			return fmt.Errorf("tenant %s: %w", t.Name, err)
+			return nil, fmt.Errorf("tenant %s: %w", t.Name, err)
 		}
 		if !job.Enabled() {
 			continue
 		}
 		p, err := job.BuildPlan(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		PrintPlan(w, p)
+		plans = append(plans, p)
 	}
-	return nil
+	return plans, nil
 }
 
 // PrintPlan prints who a personalize run would personalize, and the

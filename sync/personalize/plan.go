@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"hrsync/model"
@@ -61,7 +62,7 @@ type Plan struct {
 }
 
 // Counts are the plan's numbers by name: inWindow, notSynced, planned (and
-// planned<reason> per reason), unchanged, knownUnusable, leftForOperator,
+// plannedNew, plannedChanged, plannedPending, plannedRetry per reason), unchanged, knownUnusable, leftForOperator,
 // waiting, refusedCollections.
 func (p *Plan) Counts() map[string]int {
 	c := map[string]int{
@@ -69,15 +70,24 @@ func (p *Plan) Counts() map[string]int {
 		"knownUnusable": p.Unusable, "leftForOperator": p.Failed, "waiting": p.Waiting, "refusedCollections": len(p.Refused),
 	}
 	for _, it := range p.Items {
-		c["planned"+string(it.Reason)]++
+		c[it.Reason.countKey()]++
 	}
 	return c
+}
+
+// countKey is the name of the count of the calls planned for the reason,
+// in camelCase like every key: plannedNew, plannedChanged.
+func (r Reason) countKey() string {
+	if r == "" {
+		return "planned"
+	}
+	return "planned" + strings.ToUpper(string(r[:1])) + string(r[1:])
 }
 
 // BuildPlan reads the last good export and the stored personalizations and
 // returns the calls a run would make. It makes no call and changes nothing.
 func (j *Job) BuildPlan(ctx context.Context) (*Plan, error) {
-	plan := &Plan{Tenant: j.opts.Tenant}
+	plan := &Plan{Tenant: j.opts.Tenant, Items: []Item{}}
 	if !j.Enabled() {
 		return plan, nil
 	}

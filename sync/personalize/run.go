@@ -15,6 +15,7 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
 )
@@ -71,15 +72,11 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	if j.api == nil {
 		return rep, errors.New("personalization: no API client")
 	}
-	release, err := j.store.TryLock(ctx, "personalize-"+j.opts.Tenant)
+	release, err := runner.LockJob(ctx, j.store, model.JobPersonalize, j.opts.Tenant, j.log)
 	if err != nil {
-		return nil, fmt.Errorf("lock personalization of %s: %w", j.opts.Tenant, err)
+		return nil, err
 	}
-	defer func() {
-		if err := release(); err != nil {
-			j.log.Warn("release lock", zap.Error(err))
-		}
-	}()
+	defer release()
 	rep.RunID = uuid.NewString()
 	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPersonalize, Tenant: j.opts.Tenant}); err != nil {
 		return rep, fmt.Errorf("record run start: %w", err)
@@ -100,9 +97,14 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 		// Nothing reached the platform, or it refused every call: the job
 		// could not do its work.
 		class := apiclient.ClassOf(t.firstCallErr)
-		err = fmt.Errorf("%s on every personalize call of the run (%d): %s", class.Describe(), rep.Counts["calls"], describe(t.firstCallErr))
+		err = &callError{msg: fmt.Sprintf("%s on every personalize call of the run (%d): %s", class.Describe(), rep.Counts["calls"],
+			describe(t.firstCallErr)), err: t.firstCallErr}
 	}
 	switch {
+	case err != nil && runner.CutShort(ctx, model.OutcomeFailed) == model.OutcomeInterrupted:
+		log.Warn("personalization cut short: the process is stopping", zap.Error(err))
+		err = runner.Cut(err)
+		rep.outcome, rep.Error = model.OutcomeInterrupted, err.Error()
 	case err != nil:
 		rep.outcome, rep.Error = model.OutcomeFailed, err.Error()
 		log.Error("personalization failed", zap.Error(err))
@@ -284,7 +286,7 @@ func (j *Job) personalize(ctx context.Context, log *zap.Logger, t *tally, it Ite
 			t.callFailed(err)
 			if apiclient.ClassOf(err).Fatal() {
 				// The token or the company is refused: no call can succeed.
-				return fmt.Errorf("%s: %s", apiclient.ClassOf(err).Describe(), describe(err))
+				return &callError{msg: apiclient.ClassOf(err).Describe() + ": " + describe(err), err: err}
 			}
 			return j.failed(ctx, log, t, row, err)
 		}
@@ -395,6 +397,17 @@ func (j *Job) save(ctx context.Context, row store.Personalization) error {
 	}
 	return nil
 }
+
+// callError is a failed call's error in the run's words, still wrapping
+// the call's error, so that its class (apiclient.ClassOf) gives the run's
+// next step: the same words for the same class in every job.
+type callError struct {
+	msg string
+	err error
+}
+
+func (e *callError) Error() string { return e.msg }
+func (e *callError) Unwrap() error { return e.err }
 
 // describe renders a call error for the store and the logs: the status and
 // the platform's error code, never the message (it may quote a source

@@ -252,6 +252,19 @@ type Result struct {
 	Errors []string `json:"errors"`
 }
 
+// Dominant is the class of most failed calls (the first by name on a
+// tie); "" when no call failed.
+func (r *Result) Dominant() apiclient.Class {
+	var dominant apiclient.Class
+	most := 0
+	for c, n := range r.Failures {
+		if n > most || n == most && c < dominant {
+			dominant, most = c, n
+		}
+	}
+	return dominant
+}
+
 // Fatal tells whether a call failed with a class that stops every later
 // call (a refused token or company), and which.
 func (r *Result) Fatal() (apiclient.Class, bool) {
