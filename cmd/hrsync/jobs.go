@@ -190,6 +190,14 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 		m = newMetrics(tenants)
 	}
 	j, err := a.newJobs(ctx, tenants, m, env, retry)
+	if se := (*storeError)(nil); asJSON && errors.As(err, &se) {
+		// -o json promises one document on stdout, this failure included.
+		line, _ := lastWords(cmd, err)
+		sum := runner.NewSummary(model.OutcomeFailed, exitFailed, line, nil, sh.String(), tenantNames(tenants))
+		if perr := printJSON(cmd.OutOrStdout(), sum); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	if err != nil {
 		return err
 	}
