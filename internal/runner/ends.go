@@ -148,7 +148,9 @@ type CycleSummary struct {
 	Next    string           `json:"next"`
 	Counts  map[string]int   `json:"counts"`
 	Error   string           `json:"error,omitempty"`
-	Report  any              `json:"report"`
+	// Report is the job's own report; left out when the job made none
+	// (a grants cycle of a tenant without a rule).
+	Report any `json:"report,omitempty"`
 }
 
 // NewSummary builds a run's JSON summary from its ends; code is the exit

@@ -66,7 +66,7 @@ func cycle(env runner.Env, t config.Tenant) runner.Func {
 			if env.Out != nil {
 				fmt.Fprintf(env.Out, "tenant %s: no grant rule\n", t.Name)
 			}
-			return runner.Result{Outcome: model.OutcomeOK}, nil
+			return runner.Result{Outcome: model.OutcomeOK, Cause: "no grant rule: nothing to do"}, nil
 		}
 		rep, err := job.RunOnce(ctx, RunFlags{AsOf: env.Flags.AsOf, OverrideSafeguards: env.Flags.OverrideSafeguards})
 		if rep == nil {
