@@ -17,8 +17,8 @@ func TestSortedByHash(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(22, 7))
 	keys := map[string]func() uint64{
-		"spread":   rng.Uint64,
-		"repeated": func() uint64 { return rng.Uint64N(4) << 62 },
+		"spread":                    rng.Uint64,
+		"repeated":                  func() uint64 { return rng.Uint64N(4) << 62 },
 		"one bucket, low bits only": func() uint64 { return rng.Uint64N(1 << 20) },
 		"few values":                func() uint64 { return rng.Uint64N(3) * 0x9e3779b97f4a7c15 },
 	}
