@@ -33,6 +33,8 @@ type Config struct {
 	Log Log `yaml:"log"`
 	// HTTP is the daemon's health and metrics endpoint.
 	HTTP HTTP `yaml:"http"`
+	// Daemon configures how `hrsync daemon` stops.
+	Daemon Daemon `yaml:"daemon"`
 	// Metrics is where one-shot runs push their metrics.
 	Metrics Metrics `yaml:"metrics"`
 	// SCIM is the SCIM 2.0 endpoint the daemon serves to identity
@@ -124,6 +126,18 @@ type HTTP struct {
 	// Listen is a host:port to serve on; "" serves nothing.
 	Listen string `yaml:"listen"`
 }
+
+// Daemon configures `hrsync daemon`.
+type Daemon struct {
+	// Grace bounds how long a stopping daemon waits for its runs in flight
+	// (--grace overrides it); it must stay under the pod's
+	// terminationGracePeriodSeconds.
+	Grace Duration `yaml:"grace"`
+}
+
+// DefaultDaemonGrace is daemon.grace's default: under Kubernetes' default
+// terminationGracePeriodSeconds (30 s), with room for the process to exit.
+const DefaultDaemonGrace = 25 * time.Second
 
 // SCIM configures the SCIM 2.0 endpoint of `hrsync daemon` (docs/scim.md):
 // identity providers such as Okta and Microsoft Entra ID push users to it,
@@ -301,6 +315,7 @@ func Default() *Config {
 			MaxAttempts:        5,
 		},
 		Log:      Log{Level: "info", Format: "auto"},
+		Daemon:   Daemon{Grace: D(DefaultDaemonGrace)},
 		Reports:  Reports{Mode: DefaultReportsMode},
 		SCIM:     SCIM{Settle: D(DefaultSCIMSettle)},
 		Notify:   defaultNotify(),

@@ -158,6 +158,7 @@ func (c *Config) validateAPI(ps *problems) {
 		ps.addf("api.token", "must not contain white space")
 	}
 	positiveDuration(ps, "api.timeout", a.Timeout)
+	positiveDuration(ps, "daemon.grace", c.Daemon.Grace)
 	positiveDuration(ps, "api.personalizeTimeout", a.PersonalizeTimeout)
 	if a.RatePerSecond <= 0 {
 		ps.addf("api.ratePerSecond", "must be greater than 0")

@@ -24,12 +24,16 @@ const (
 	OutcomeFailed    RunOutcome = "failed"    // an error stopped it
 	OutcomeSafeguard RunOutcome = "safeguard" // a safeguard stopped it before any API call
 	OutcomeLocked    RunOutcome = "locked"    // another run held the lock
+	// OutcomeInterrupted: the process stopped (a stop that cut the run
+	// short, a kill, a crash) before the run finished; the next run of the
+	// job and tenant picks its work up.
+	OutcomeInterrupted RunOutcome = "interrupted"
 )
 
 // FinishedOutcomes lists the outcomes a finished run may have (all but
 // running), from best to worst.
 func FinishedOutcomes() []RunOutcome {
-	return []RunOutcome{OutcomeOK, OutcomeAttention, OutcomeLocked, OutcomeSafeguard, OutcomeFailed}
+	return []RunOutcome{OutcomeOK, OutcomeAttention, OutcomeLocked, OutcomeInterrupted, OutcomeSafeguard, OutcomeFailed}
 }
 
 // ErrLocked is returned when another run of the same job and tenant holds

@@ -106,28 +106,6 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 	})
 }
 
-// FailInterrupted marks the runs of job and tenant still recorded as running
-// as failed: called under the job's lock, so no such run is alive; a crash or
-// a kill ended them. It returns how many it marked.
-func (s *Store) FailInterrupted(ctx context.Context, job model.Job, tenant string) (n int, err error) {
-	err = s.inTx(ctx, "fail interrupted runs", func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE runs SET outcome = ?, finished_at = ?, error = ?
-			WHERE job = ? AND tenant = ? AND outcome = ?`),
-			model.OutcomeFailed, s.stamp(), "interrupted: the process ended before the run finished",
-			string(job), tenant, model.OutcomeRunning)
-		if err != nil {
-			return fmt.Errorf("update runs: %w", err)
-		}
-		rows, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("update runs: %w", err)
-		}
-		n = int(rows)
-		return nil
-	})
-	return n, err
-}
-
 func rejectionCols() []string { return []string{"run_id", "source", "line", "field", "reason"} }
 
 // FinishRun commits a run's outcome, its rejections and its source file's

@@ -146,4 +146,10 @@ func crashGrantsYear(t *testing.T, store string) {
 	if n := e.count(`SELECT COUNT(*) FROM api_journal WHERE state = 'sent'`); n != 0 {
 		t.Errorf("%d calls have no outcome", n)
 	}
+	// Each run killed after it was recorded was closed as interrupted by the
+	// next grants run (a kill at a random moment may land before).
+	if n, closed := e.count(`SELECT COUNT(*) FROM runs WHERE outcome = 'running'`),
+		e.count(`SELECT COUNT(*) FROM runs WHERE job = 'grants' AND outcome = 'interrupted'`); n != 0 || closed == 0 || closed > killed {
+		t.Errorf("%d runs left running, %d grants runs closed as interrupted; want none, and 1 to %d (the kills)", n, closed, killed)
+	}
 }

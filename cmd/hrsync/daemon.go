@@ -26,8 +26,11 @@ func newDaemonCmd() *cobra.Command {
 in the configured timezone; a six-field spec starts with seconds) and serves /healthz, /readyz and
 /metrics on http.listen. A job never overlaps itself: a tick that comes while its previous run is
 still going is skipped, and the store's lock keeps replicas apart. A panicking job is recorded as a
-failed run and the daemon goes on. SIGTERM or SIGINT stops scheduling, lets each run in flight
-finish the batch it is sending and commit, waits up to --grace, and exits 0.
+failed run and the daemon goes on. SIGTERM or SIGINT drains: no new run starts, each run in flight
+goes on to its end and commits for two thirds of the grace period (--grace, else daemon.grace,
+default 25s; all but 15s of a grace over 45s), then the runs still going are cut short and record
+themselves as interrupted; the daemon exits 0, or 1 if runs were still going after the grace
+period. Keep the grace under the pod's terminationGracePeriodSeconds.
 
 With scim.listen set, it also serves the SCIM 2.0 endpoint (/scim/v2) on that address, a listener
 of its own, to the identity providers of the tenants whose source is scim, each selected by its
@@ -46,12 +49,19 @@ With SQLite state, run one daemon.`,
 			if err != nil {
 				return err
 			}
-			grace, _ := cmd.Flags().GetDuration("grace")
+			grace := a.cfg.Daemon.Grace.Duration
+			if cmd.Flags().Changed("grace") {
+				grace, _ = cmd.Flags().GetDuration("grace")
+			}
+			if grace <= 0 {
+				return withCode(exitUsage, errors.New("--grace: must be greater than 0"))
+			}
 			return runDaemon(cmd.Context(), a, cmd, grace)
 		},
 	}
 	addConfigFlags(cmd)
-	cmd.Flags().Duration("grace", daemon.DefaultGrace, "how long a stopping daemon waits for the runs in flight")
+	cmd.Flags().Duration("grace", config.DefaultDaemonGrace,
+		"how long a stopping daemon waits for the runs in flight (default: daemon.grace); they are cut short after two thirds of it")
 	cmd.Flags().String("replica-id", "", "this replica's name in runs and claimed ticks (default $"+envReplicaID+", else host name and process id)")
 	return cmd
 }
@@ -68,6 +78,7 @@ func runDaemon(ctx context.Context, a *app, cmd *cobra.Command, grace time.Durat
 		return err
 	}
 	defer j.st.Close()
+	a.closeInterrupted(ctx, j)
 	a.seedMetrics(ctx, m, j.st, tenants)
 	a.watchGauges(m, tenants, j.st)
 	out := cmd.OutOrStdout()
@@ -160,4 +171,18 @@ func (c tickClaimer) Claim(ctx context.Context, k runner.Key, at time.Time) (dae
 		return nil, err
 	}
 	return t, nil
+}
+
+// closeInterrupted closes, as the process starts, the runs of its jobs
+// that a stopped, killed or crashed process left running and whose lock
+// is free (runner.CloseInterrupted); a failure is logged: the next run of
+// each job closes its own.
+func (a *app) closeInterrupted(ctx context.Context, j *jobs) {
+	n, err := j.runner.CloseInterrupted(ctx, j.st)
+	if err != nil {
+		a.log.Warn("the runs a stopped or killed process left running are not all closed; the next run of each job closes its own", zap.Error(err))
+	}
+	if n > 0 {
+		a.log.Info("runs a stopped or killed process left running are recorded as interrupted", zap.Int("runs", n))
+	}
 }

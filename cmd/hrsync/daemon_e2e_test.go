@@ -404,17 +404,19 @@ func TestE2EDaemonSlowRunNotOverlapped(t *testing.T) {
 	}
 }
 
-// TestE2EDaemonSIGTERMMidRun stops the daemon while a people run is
-// between calls: it exits 0 once the call in flight is committed, leaves
-// no grant pending and the export in place, and a rerun completes the work
-// without a call made twice.
+// TestE2EDaemonSIGTERMMidRun stops the daemon (--grace 6s) while a people
+// run of 8 one-second calls is between calls: the run goes on for two
+// thirds of the grace period, is then cut short after the call in flight,
+// and is recorded interrupted, not failed; the daemon exits 0 once that
+// call is committed, leaves no grant pending and the export in place, and
+// a rerun completes the work without a call made twice.
 func TestE2EDaemonSIGTERMMidRun(t *testing.T) {
 	e := newEnv(t, configOptions{batchSize: 25, concurrency: 1})
 	e.scheduleDaemon(everySecond)
 	e.emu.addFault(t, fault{Operation: "createPeople", Latency: "1s"})
-	staff := genPeople(0, 100)
+	staff := genPeople(0, 200)
 	e.dropFile("staff.csv", csvExport(staff))
-	d := e.startDaemon()
+	d := e.startDaemon("--grace", "6s")
 
 	if !waitFor(time.Minute, func() bool { return countOp(e.emu.requests(t), "createPeople") >= 1 }) {
 		t.Fatalf("no createPeople call reached the emulator:\n%s", d.stderr)
@@ -434,10 +436,16 @@ func TestE2EDaemonSIGTERMMidRun(t *testing.T) {
 		if n := e.count("SELECT COUNT(*) FROM runs WHERE outcome = 'running'"); n != 0 {
 			t.Errorf("%d runs left running", n)
 		}
+		if n := e.count("SELECT COUNT(*) FROM runs WHERE outcome = 'failed'"); n != 0 {
+			t.Errorf("%d runs recorded failed by the stop", n)
+		}
+		if n := e.count("SELECT COUNT(*) FROM runs WHERE outcome = 'interrupted' AND error LIKE 'interrupted: the process was stopped%'"); n != 1 {
+			t.Errorf("%d runs recorded interrupted by the stop, want 1", n)
+		}
 		applied := e.count("SELECT COUNT(*) FROM grants WHERE state = 'applied'")
 		created := len(e.emu.people(t, e.company))
-		if applied != created || applied == 0 || applied == 100 {
-			t.Errorf("%d grants applied in the ledger, %d people at the emulator: want the same, part of 100", applied, created)
+		if applied != created || applied == 0 || applied == len(staff) {
+			t.Errorf("%d grants applied in the ledger, %d people at the emulator: want the same, part of %d", applied, created, len(staff))
 		}
 		if _, err := os.Stat(filepath.Join(e.drop, "staff.csv")); err != nil {
 			t.Errorf("the export left the drop folder although the run was stopped: %v", err)

@@ -193,6 +193,7 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 		return err
 	}
 	defer j.st.Close()
+	a.closeInterrupted(ctx, j)
 	if m != nil {
 		a.seedMetrics(ctx, m, j.st, tenants)
 		a.watchGauges(m, tenants, j.st) // read once, when the run pushes

@@ -68,7 +68,7 @@ func TestE2EPushgateway(t *testing.T) {
 	sumOf := func(t *testing.T, name, job string) float64 {
 		t.Helper()
 		sum := 0.0
-		for _, o := range []string{"ok", "attention", "locked", "safeguard", "failed"} {
+		for _, o := range []string{"ok", "attention", "locked", "interrupted", "safeguard", "failed"} {
 			v, _ := gw.Value(t, name, gwSeries(job, "outcome", o))
 			sum += v
 		}
@@ -86,7 +86,7 @@ func TestE2EPushgateway(t *testing.T) {
 			t.Errorf("no log line says the metrics were pushed:\n%s", res.stderr)
 		}
 		want(t, "hrsync_last_outcome", gwSeries("people", "outcome", "attention"), 1)
-		for _, o := range []string{"ok", "locked", "safeguard", "failed"} {
+		for _, o := range []string{"ok", "locked", "interrupted", "safeguard", "failed"} {
 			want(t, "hrsync_last_outcome", gwSeries("people", "outcome", o), 0)
 		}
 		want(t, "hrsync_runs_total", gwSeries("people", "outcome", "attention"), 1)
@@ -241,7 +241,7 @@ func TestE2EDaemonMetricsFromTheFirstScrape(t *testing.T) {
 			t.Errorf("build info = %v, want 1", v)
 		}
 		for _, job := range []string{"people", "personalize", "orders"} {
-			for _, o := range []string{"ok", "attention", "locked", "safeguard", "failed"} {
+			for _, o := range []string{"ok", "attention", "locked", "interrupted", "safeguard", "failed"} {
 				has(t, "hrsync_runs_total", "job="+job, "tenant="+tenantName, "outcome="+o)
 				has(t, "hrsync_last_outcome", "job="+job, "tenant="+tenantName, "outcome="+o)
 			}

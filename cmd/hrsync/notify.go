@@ -92,10 +92,10 @@ func (c *cycleNotifier) Notify(ctx context.Context, k runner.Key, res runner.Res
 }
 
 // wants tells whether the tenant is told about a cycle with this outcome:
-// never about one skipped for a held lock; with problems, about every
-// outcome but ok.
+// never about one skipped for a held lock or cut short by a stop (the next
+// run does its work); with problems, about every outcome but ok.
 func (c *cycleNotifier) wants(tenant string, outcome model.RunOutcome) bool {
-	if !c.n.Has(tenant) || outcome == model.OutcomeLocked {
+	if !c.n.Has(tenant) || outcome == model.OutcomeLocked || outcome == model.OutcomeInterrupted {
 		return false
 	}
 	switch c.on[tenant] {

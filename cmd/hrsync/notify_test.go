@@ -20,10 +20,12 @@ func TestNotifyWants(t *testing.T) {
 	c := &cycleNotifier{n: n, on: map[string]string{"problems": config.NotifyProblems, "always": config.NotifyAlways,
 		"never": config.NotifyNever, "silent": config.NotifyAlways}}
 	want := map[string]map[model.RunOutcome]bool{
-		"problems": {model.OutcomeOK: false, model.OutcomeAttention: true, model.OutcomeSafeguard: true, model.OutcomeFailed: true, model.OutcomeLocked: false},
-		"always":   {model.OutcomeOK: true, model.OutcomeAttention: true, model.OutcomeSafeguard: true, model.OutcomeFailed: true, model.OutcomeLocked: false},
-		"never":    {model.OutcomeOK: false, model.OutcomeAttention: false, model.OutcomeFailed: false},
-		"silent":   {model.OutcomeFailed: false}, // no channel
+		"problems": {model.OutcomeOK: false, model.OutcomeAttention: true, model.OutcomeSafeguard: true, model.OutcomeFailed: true, model.OutcomeLocked: false,
+			model.OutcomeInterrupted: false},
+		"always": {model.OutcomeOK: true, model.OutcomeAttention: true, model.OutcomeSafeguard: true, model.OutcomeFailed: true, model.OutcomeLocked: false,
+			model.OutcomeInterrupted: false},
+		"never":  {model.OutcomeOK: false, model.OutcomeAttention: false, model.OutcomeFailed: false},
+		"silent": {model.OutcomeFailed: false}, // no channel
 	}
 	for tenant, outcomes := range want {
 		for o, w := range outcomes {

@@ -326,8 +326,8 @@ func TestE2EPersonalize(t *testing.T) {
 }
 
 // TestE2EPersonalizeKilled kills a personalize run midway (SIGKILL) and
-// checks that the next run finishes the work without redoing what the
-// killed one committed.
+// checks that the next run closes the killed run's record as interrupted
+// and finishes the work without redoing what the killed one committed.
 func TestE2EPersonalizeKilled(t *testing.T) {
 	e := newPersonalizeEnv(t)
 	staff := newHires(hires)
@@ -368,6 +368,9 @@ func TestE2EPersonalizeKilled(t *testing.T) {
 			t.Fatalf("the run finished (%d rows) before it was killed", len(atKill))
 		}
 		t.Logf("killed with %d of %d personalizations committed", len(atKill), hires)
+		if n := e.count(`SELECT COUNT(*) FROM runs WHERE job = 'personalize' AND outcome = 'running'`); n != 1 {
+			t.Errorf("%d personalize runs left running by the kill, want 1", n)
+		}
 	})
 	step(t, "the next run finishes without redoing the committed ones", func(t *testing.T) {
 		e := e.in(t)
@@ -375,6 +378,10 @@ func TestE2EPersonalizeKilled(t *testing.T) {
 		// leaves them out, whenever the emulator logs them.
 		e.emu.clearRequests(t)
 		e.mustRun(0, "run", "personalize")
+		if n := e.count(`SELECT COUNT(*) FROM runs WHERE job = 'personalize' AND outcome = 'interrupted'`); n != 1 ||
+			e.count(`SELECT COUNT(*) FROM runs WHERE outcome = 'running'`) != 0 {
+			t.Errorf("%d personalize runs closed as interrupted by the next run, want 1 and none left running", n)
+		}
 		got := e.personalizations()
 		pendingAtKill := 0
 		for id, k := range atKill {

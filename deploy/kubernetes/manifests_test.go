@@ -120,8 +120,15 @@ func checkServiceAccount(t *testing.T, objs objects) {
 	}
 }
 
+// exitMargin is what a stopping daemon may take after its grace period:
+// the stop of its HTTP server (bounded by 5 s in internal/daemon).
+const exitMargin = 5 * time.Second
+
 // checkDaemon checks the daemon's Deployment: its pod, the probes on the
-// port http.listen serves, and a grace period longer than --grace.
+// port http.listen serves, and a terminationGracePeriodSeconds that covers
+// the daemon's --grace (its runs in flight drain, then those cut short
+// commit) and the stop of its HTTP server after it (exitMargin), so that
+// the kubelet's SIGKILL never lands on a draining run.
 func checkDaemon(t *testing.T, d *appsv1.Deployment, pc podChecks) {
 	t.Helper()
 	pod := d.Spec.Template.Spec
@@ -141,15 +148,15 @@ func checkDaemon(t *testing.T, d *appsv1.Deployment, pc podChecks) {
 			t.Errorf("%s probe %+v, want GET %s on the port http", name, p.probe, p.path)
 		}
 	}
-	grace := time.Duration(0)
+	grace := config.DefaultDaemonGrace
 	if i := slices.Index(c.Args, "--grace"); i >= 0 && i+1 < len(c.Args) {
 		var err error
 		if grace, err = time.ParseDuration(c.Args[i+1]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if tg := pod.TerminationGracePeriodSeconds; grace == 0 || tg == nil || time.Duration(*tg)*time.Second <= grace {
-		t.Errorf("terminationGracePeriodSeconds %v must exceed the daemon's --grace %v", tg, grace)
+	if tg := pod.TerminationGracePeriodSeconds; tg == nil || time.Duration(*tg)*time.Second < grace+exitMargin {
+		t.Errorf("terminationGracePeriodSeconds %v must be at least the daemon's --grace %v and %v more", tg, grace, exitMargin)
 	}
 	labels := d.Spec.Template.Labels
 	for k, v := range d.Spec.Selector.MatchLabels {

@@ -15,10 +15,12 @@
 // job runs a settle delay after the last one, through the same RunOnce.
 //
 // When the context given to Run is cancelled (SIGTERM, SIGINT), the daemon
-// stops scheduling, drops the settle delays, cancels the runs in flight so
-// that each one stops after the batch it is sending and commits its
-// outcome, waits for them up to a grace period, stops the HTTP servers and
-// returns.
+// drains: no new run starts (no tick is claimed or waits on, the settle
+// delays are dropped), and the runs in flight go on to their end and
+// commit, for the first part of a grace period (Cut). Runs still going
+// then are cut short: their context is cancelled, each stops after the
+// call it is making and records itself as interrupted, in the rest of the
+// grace period. Then the HTTP servers stop and Run returns.
 package daemon
 
 import (
@@ -33,6 +35,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"go.uber.org/zap"
 
+	"hrsync/config"
 	"hrsync/internal/metrics"
 	"hrsync/internal/runner"
 	"hrsync/model"
@@ -49,8 +52,21 @@ type Schedule struct {
 	Spec string
 }
 
-// DefaultGrace is how long a stopping daemon waits for runs in flight.
-const DefaultGrace = 30 * time.Second
+// DefaultGrace is how long a stopping daemon waits for runs in flight:
+// daemon.grace's default, under Kubernetes' default
+// terminationGracePeriodSeconds (30 s) with room for the process to exit.
+const DefaultGrace = config.DefaultDaemonGrace
+
+// maxCommitShare bounds the part of the grace period kept for runs cut
+// short to commit (Cut).
+const maxCommitShare = 15 * time.Second
+
+// Cut is how long after a stop begins the runs still in flight are cut
+// short: two thirds of grace, and all but 15 s of a grace longer than 45 s.
+// The rest of grace is theirs to commit as interrupted.
+func Cut(grace time.Duration) time.Duration {
+	return grace - min(grace/3, maxCommitShare)
+}
 
 // DefaultMaxRuns is how many runs a daemon has going at once by default:
 // two connections each, and one more, stay within the PostgreSQL store's
@@ -78,7 +94,7 @@ type Options struct {
 	// an empty 404.
 	Metrics *metrics.Metrics
 	// Grace bounds the wait for runs in flight at shutdown (default
-	// DefaultGrace).
+	// DefaultGrace); they are cut short after Cut(Grace).
 	Grace time.Duration
 	// Logger logs the schedule and every tick; nil logs nothing.
 	Logger *zap.Logger
@@ -212,12 +228,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	srvErr := serve(servers)
-	// Runs get a context of their own, cancelled only at shutdown, after
-	// the scheduler has stopped.
-	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	// Ticks and settle delays wait for a slot and claim under ticks,
+	// cancelled as the stop begins: no new run starts. Runs get a context
+	// of their own, runs, cancelled only when the stop cuts them short.
+	ticks, stopTicks := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopTicks()
+	runs, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRuns()
-	c := d.startCron(runCtx)
-	d.startSettle(runCtx)
+	c := d.startCron(ticks, runs)
+	d.startSettle(ticks, runs)
 	d.running.Store(true)
 	// Announced only now, so that whoever waits for the address finds the
 	// scheduler running (/readyz answers 200).
@@ -225,17 +244,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	select {
 	case <-ctx.Done():
-		d.log.Info("stopping: no new run starts; runs in flight finish their batch and commit", zap.Duration("grace", d.opts.Grace))
+		d.log.Info("stopping: no new run starts; runs in flight go on to their end and commit",
+			zap.Duration("grace", d.opts.Grace), zap.Duration("cutAfter", Cut(d.opts.Grace)))
 	case se := <-srvErr:
 		se.s.stopped = true
 		err = se.err
 		d.log.Error("http server stopped; stopping", zap.Error(err))
 	}
-	d.running.Store(false)
-	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
-	settled := d.stopSettle()
-	cancelRuns()
-	if werr := d.wait(stopped, settled); werr != nil && err == nil { //nolint:contextcheck // stopped and settled only signal that the runs ended
+	if werr := d.drain(c, stopTicks, cancelRuns); werr != nil && err == nil { //nolint:contextcheck // drain bounds its wait by the grace period, not by a context
 		err = werr
 	}
 	if serr := shutdown(ctx, servers); serr != nil && err == nil {
@@ -247,16 +263,35 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return err
 }
 
+// drain stops the daemon's runs: no tick or settle delay waits for a slot
+// or claims any more (stopTicks), the scheduler stops, the settle delays
+// are dropped, and the runs in flight go on until Cut(Grace), when
+// cancelRuns cuts them short; it waits for them up to the grace period
+// (wait).
+func (d *Daemon) drain(c *cron.Cron, stopTicks, cancelRuns context.CancelFunc) error {
+	stopTicks()
+	d.running.Store(false)
+	stopped := c.Stop() // no new tick from here on; done when the runs in flight end
+	settled := d.stopSettle()
+	cut := time.AfterFunc(Cut(d.opts.Grace), func() {
+		d.log.Warn("runs still in flight are cut short: each stops after the call it is making and records itself as interrupted",
+			zap.Int64("runs", d.inFlight.Load()))
+		cancelRuns()
+	})
+	defer cut.Stop()
+	return d.wait(stopped, settled)
+}
+
 // startCron schedules every entry that has a schedule and starts the
-// scheduler; its ticks run with ctx.
-func (d *Daemon) startCron(ctx context.Context) *cron.Cron {
+// scheduler; its ticks wait and claim with ticks and run with runs.
+func (d *Daemon) startCron(ticks, runs context.Context) *cron.Cron {
 	c := cron.New(cron.WithLocation(d.opts.Location), cron.WithParser(d.opts.Parser), cron.WithLogger(cronLogger{d.log}))
 	for i := range d.entries {
 		e := &d.entries[i]
 		if e.cron == nil {
 			continue
 		}
-		c.Schedule(e.cron, cron.FuncJob(func() { d.tick(ctx, e) }))
+		c.Schedule(e.cron, cron.FuncJob(func() { d.tick(ticks, runs, e) }))
 		d.log.Info("job scheduled", zap.String("job", string(e.sched.Key.Job)), zap.String("tenant", e.sched.Key.Tenant),
 			zap.String("schedule", e.sched.Spec), zap.Time("next", e.cron.Next(time.Now().In(d.opts.Location))))
 	}
@@ -294,14 +329,15 @@ func (d *Daemon) graceExceeded() error {
 }
 
 // tick runs one scheduled cycle of e, unless the previous one still runs.
-// cron calls it on a goroutine of its own.
-func (d *Daemon) tick(ctx context.Context, e *entry) {
+// cron calls it on a goroutine of its own. It waits for a slot (and
+// claims) under ticks, and runs under runs (Run).
+func (d *Daemon) tick(ticks, runs context.Context, e *entry) {
 	k := e.sched.Key
-	if ctx.Err() != nil {
+	if ticks.Err() != nil {
 		return
 	}
 	if d.opts.Claimer != nil {
-		d.fleetTick(ctx, e)
+		d.fleetTick(ticks, runs, e)
 		return
 	}
 	if !e.active.CompareAndSwap(false, true) {
@@ -313,11 +349,14 @@ func (d *Daemon) tick(ctx context.Context, e *entry) {
 		return
 	}
 	defer e.active.Store(false)
-	if !d.acquire(ctx, time.Time{}) {
+	if !d.acquire(ticks, time.Time{}) {
 		return
 	}
 	defer d.releaseSlot()
-	d.run(ctx, k)
+	if ticks.Err() != nil {
+		return // the stop began while the tick waited
+	}
+	d.run(runs, k)
 }
 
 // acquire takes a run slot, waiting until one is free, ctx is done, or

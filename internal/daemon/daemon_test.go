@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"hrsync/internal/metrics"
+	"hrsync/internal/metrics/metricstest"
 	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
@@ -224,16 +226,43 @@ func TestDaemon(t *testing.T) {
 }
 
 func TestShutdown(t *testing.T) {
-	t.Run("the run in flight finishes and commits", func(t *testing.T) {
-		started := make(chan struct{})
-		var committed atomic.Bool
+	t.Run("the run in flight goes on to its end and commits", func(t *testing.T) {
+		started, finish := make(chan struct{}), make(chan struct{})
+		var committed, cut atomic.Bool
 		var once sync.Once
 		h := start(t, time.Minute, map[string]runner.Func{
 			"acme": func(ctx context.Context) (runner.Result, error) {
 				once.Do(func() { close(started) })
-				<-ctx.Done() // the batch in flight ends, then the outcome is committed
+				<-finish // the run's work, which the stop does not cut short
+				cut.Store(ctx.Err() != nil)
 				committed.Store(true)
 				return runner.Result{}, ctx.Err()
+			},
+		})
+		addr := <-h.addr
+		<-started
+		h.cancel()
+		waitUntil(t, "the stop", func() bool { return h.get(t, addr, "/readyz") == http.StatusServiceUnavailable })
+		close(finish)
+		if err := <-h.done; err != nil {
+			t.Errorf("Run: %v, want a clean stop", err)
+		}
+		h.done <- nil
+		if !committed.Load() || cut.Load() {
+			t.Errorf("committed %v, cut short %v: the run in flight must end on its own, uncancelled, before Run returns", committed.Load(), cut.Load())
+		}
+		if v, _ := metricstest.Value(t, h.m.Registry(), "hrsync_runs_total", map[string]string{"outcome": "ok"}); v != 1 {
+			t.Errorf("%v runs ended ok, want 1", v)
+		}
+	})
+	t.Run("a run still going at the cut is cut short and recorded interrupted", func(t *testing.T) {
+		started := make(chan struct{})
+		var once sync.Once
+		h := start(t, 300*time.Millisecond, map[string]runner.Func{
+			"acme": func(ctx context.Context) (runner.Result, error) {
+				once.Do(func() { close(started) })
+				<-ctx.Done() // a long run: only the cut ends it
+				return runner.Result{Outcome: model.OutcomeFailed}, fmt.Errorf("stage order_line_items: %w", ctx.Err())
 			},
 		})
 		<-h.addr
@@ -243,8 +272,10 @@ func TestShutdown(t *testing.T) {
 			t.Errorf("Run: %v, want a clean stop", err)
 		}
 		h.done <- nil
-		if !committed.Load() {
-			t.Error("Run returned before the run in flight committed")
+		for outcome, want := range map[string]float64{"interrupted": 1, "failed": 0} {
+			if v, _ := metricstest.Value(t, h.m.Registry(), "hrsync_runs_total", map[string]string{"outcome": outcome}); v != want {
+				t.Errorf("%v runs ended %s, want %v", v, outcome, want)
+			}
 		}
 	})
 	t.Run("grace exceeded", func(t *testing.T) {

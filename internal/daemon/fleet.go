@@ -70,8 +70,9 @@ const (
 	tickLookback = time.Minute
 )
 
-// fleetTick claims the tick that woke e and runs it when the claim wins.
-func (d *Daemon) fleetTick(ctx context.Context, e *entry) {
+// fleetTick claims the tick that woke e and runs it when the claim wins:
+// it waits and claims under ctx, and runs under runs.
+func (d *Daemon) fleetTick(ctx, runs context.Context, e *entry) {
 	k := e.sched.Key
 	log := d.log.With(zap.String("job", string(k.Job)), zap.String("tenant", k.Tenant))
 	at, ok := scheduledAt(e.cron, d.now().In(d.opts.Location))
@@ -101,8 +102,8 @@ func (d *Daemon) fleetTick(ctx context.Context, e *entry) {
 			d.releaseSlot()
 			return
 		case err == nil:
-			outcome := d.run(ctx, k)
-			if err := claim.Finish(ctx, outcome); err != nil {
+			outcome := d.run(runs, k)
+			if err := claim.Finish(runs, outcome); err != nil {
 				log.Error("record the end of the tick", zap.Error(err))
 			}
 			d.releaseSlot()

@@ -43,6 +43,7 @@ type settler struct {
 	mu      sync.Mutex
 	timers  map[runner.Key]*time.Timer
 	ctx     context.Context // the runs' context, set by start
+	waits   context.Context // the waits' context (for a slot), set by start
 	stopped bool
 	runs    sync.WaitGroup // the triggered runs in flight
 }
@@ -75,12 +76,12 @@ func (d *Daemon) arm(k runner.Key) {
 	d.settle.timers[k] = time.AfterFunc(d.opts.Settle, func() { d.settled(k) })
 }
 
-// startSettle arms every triggerable job once, with ctx as the context of
-// the runs.
-func (d *Daemon) startSettle(ctx context.Context) {
+// startSettle arms every triggerable job once, with waits as the context
+// of their waits for a run slot and runs as that of their runs.
+func (d *Daemon) startSettle(waits, runs context.Context) {
 	d.settle.mu.Lock()
 	defer d.settle.mu.Unlock()
-	d.settle.ctx = ctx
+	d.settle.ctx, d.settle.waits = runs, waits
 	for _, k := range d.opts.Triggered {
 		d.arm(k)
 	}
@@ -113,7 +114,7 @@ func (d *Daemon) settled(k runner.Key) {
 		return
 	}
 	d.settle.runs.Add(1) // under mu, so that stopSettle's Wait sees it
-	ctx := d.settle.ctx
+	ctx, waits := d.settle.ctx, d.settle.waits
 	d.settle.mu.Unlock()
 	defer d.settle.runs.Done()
 
@@ -125,10 +126,13 @@ func (d *Daemon) settled(k runner.Key) {
 		return
 	}
 	defer e.active.Store(false)
-	if !d.acquire(ctx, time.Time{}) {
+	if !d.acquire(waits, time.Time{}) {
 		return // stopping
 	}
 	defer d.releaseSlot()
+	if waits.Err() != nil {
+		return // the stop began while the run waited for a slot
+	}
 	log.Info("settle delay over: running")
 	if outcome := d.run(ctx, k); outcome == model.OutcomeLocked && ctx.Err() == nil {
 		d.rearm(k)

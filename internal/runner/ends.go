@@ -28,6 +28,8 @@ func (e *End) Describe() (cause, next string) {
 	switch res.Outcome {
 	case model.OutcomeLocked:
 		return "another run of this job and tenant holds the lock", "the next run goes ahead once it ends; nothing to do unless it repeats"
+	case model.OutcomeInterrupted:
+		return interruptedCause, interruptedNext
 	case model.OutcomeFailed:
 		if e.Err == nil {
 			return "the run failed", "see the logs"
@@ -44,6 +46,12 @@ func (e *End) Describe() (cause, next string) {
 	}
 	return "done: " + nonZeroCounts(res.Counts, nil), ""
 }
+
+// The words of a cycle cut short when its process stopped.
+const (
+	interruptedCause = "stopped before the run finished (the process was told to stop)"
+	interruptedNext  = "nothing to do: the next run picks its work up"
+)
 
 // attentionCount reports whether a count of the personalize or orders job
 // makes a cycle need attention.

@@ -187,6 +187,9 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 	switch {
 	case errors.Is(err, model.ErrLocked):
 		res.Outcome = model.OutcomeLocked
+	case ctx.Err() != nil && res.Outcome != model.OutcomeSafeguard && (err != nil || CutShort(ctx, res.Outcome) != res.Outcome):
+		// The process is stopping and cut the cycle short (CutShort).
+		res.Outcome, res.Cause, res.Next = model.OutcomeInterrupted, interruptedCause, interruptedNext
 	case err != nil && (res.Outcome == "" || res.Outcome == model.OutcomeOK || res.Outcome == model.OutcomeAttention):
 		res.Outcome = model.OutcomeFailed
 	case res.Outcome == "":
@@ -218,6 +221,8 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		log.Info("cycle skipped: another run holds the lock", fields...)
 	case model.OutcomeFailed:
 		log.Error("cycle failed", append(fields, zap.Error(err))...)
+	case model.OutcomeInterrupted:
+		log.Warn("cycle cut short: the process is stopping", append(fields, zap.Error(err))...)
 	case model.OutcomeSafeguard, model.OutcomeAttention:
 		log.Warn("cycle done, needs attention", append(fields, zap.Error(err))...)
 	default:
@@ -268,17 +273,19 @@ func (r *Runner) recordPanic(ctx context.Context, k Key, cause error) error {
 }
 
 // Rank orders outcomes from best to worst for an overall outcome: ok,
-// attention, locked, safeguard, failed.
+// attention, locked, interrupted, safeguard, failed.
 func Rank(o model.RunOutcome) int {
 	switch o {
 	case model.OutcomeAttention:
 		return 1
 	case model.OutcomeLocked:
 		return 2
-	case model.OutcomeSafeguard:
+	case model.OutcomeInterrupted:
 		return 3
-	case model.OutcomeFailed, model.OutcomeRunning:
+	case model.OutcomeSafeguard:
 		return 4
+	case model.OutcomeFailed, model.OutcomeRunning:
+		return 5
 	}
 	return 0
 }

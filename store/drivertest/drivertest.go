@@ -86,7 +86,7 @@ func Run(t *testing.T, b Backend) {
 		{"GrantTransitions", testGrantTransitions},
 		{"UnknownBatchesAndResend", testUnknownBatchesAndResend},
 		{"UnaccountedPeopleAreHeld", testUnaccountedPeopleAreHeld},
-		{"FailInterrupted", testFailInterrupted},
+		{"CloseInterrupted", testCloseInterrupted},
 		{"TryLock", testTryLock},
 		{"Migrate", testMigrate},
 		{"Orders", testOrders},

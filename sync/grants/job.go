@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/config"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
 	"hrsync/sync/personalize"
@@ -119,15 +120,11 @@ func (j *Job) RunOnce(ctx context.Context, flags RunFlags) (*Report, error) {
 		return rep, fmt.Errorf("grants: --date %s is after today (%s in %s): a run never grants ahead of the day",
 			flags.AsOf.Format("2006-01-02"), today.Format("2006-01-02"), j.opts.Grants.Location())
 	}
-	release, err := j.store.TryLock(ctx, "grants-"+j.opts.Tenant)
+	release, err := runner.LockJob(ctx, j.store, model.JobGrants, j.opts.Tenant, j.log)
 	if err != nil {
-		return nil, fmt.Errorf("lock grants of %s: %w", j.opts.Tenant, err)
+		return nil, err
 	}
-	defer func() {
-		if err := release(); err != nil {
-			j.log.Warn("release lock", zap.Error(err))
-		}
-	}()
+	defer release()
 	rep.RunID = uuid.NewString()
 	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobGrants, Tenant: j.opts.Tenant}); err != nil {
 		return rep, fmt.Errorf("record run start: %w", err)
@@ -135,6 +132,13 @@ func (j *Job) RunOnce(ctx context.Context, flags RunFlags) (*Report, error) {
 	log := j.log.With(zap.String("run", rep.RunID))
 	err = j.cycle(ctx, log, rep, flags)
 	rep.settle(err)
+	if runner.CutShort(ctx, rep.outcome) == model.OutcomeInterrupted {
+		log.Warn("grants cut short: the process is stopping", zap.NamedError("cause", err))
+		rep.outcome, rep.Cause, rep.Next = model.OutcomeInterrupted, runner.ErrCut.Error(), "nothing to do: the next run grants what is still due"
+		if err != nil {
+			err = runner.Cut(err)
+		}
+	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
 	defer cancel()
 	var runErr error

@@ -15,7 +15,7 @@ import (
 // job's grants go through the Senders it opens on the sender.Journal New is
 // given.
 type Store interface {
-	TryLock(ctx context.Context, name string) (release func() error, err error)
+	LockJob(ctx context.Context, job model.Job, tenant string) (release func() error, closed int, err error)
 	StartRun(ctx context.Context, r store.Run) error
 	FinishRun(ctx context.Context, res store.RunResult) error
 

@@ -20,6 +20,7 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
 )
@@ -167,12 +168,17 @@ type Report struct {
 	Errors []string `json:"errors,omitempty"`
 	// Failed is set when the run stopped on an error.
 	Failed bool `json:"failed"`
+	// Interrupted is set when a stop of the process cut the run short.
+	Interrupted bool `json:"interrupted"`
 }
 
-// Outcome is failed when the run stopped on an error, attention when some
-// status or product calls failed, ok otherwise.
+// Outcome is interrupted when a stop cut the run short, failed when it
+// stopped on an error, attention when some status or product calls
+// failed, ok otherwise.
 func (r *Report) Outcome() model.RunOutcome {
 	switch {
+	case r.Interrupted:
+		return model.OutcomeInterrupted
 	case r.Failed:
 		return model.OutcomeFailed
 	case r.PollErrors > 0 || r.ProductErrors > 0:
@@ -234,15 +240,11 @@ func (j *Job) Window(ctx context.Context) (first, last time.Time, err error) {
 // upsert, poll, look up products, move the watermark, and record the run.
 // It returns model.ErrLocked at once when another run holds the lock.
 func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
-	release, err := j.store.TryLock(ctx, "orders-"+j.opts.Tenant)
+	release, err := runner.LockJob(ctx, j.store, model.JobOrders, j.opts.Tenant, j.log)
 	if err != nil {
-		return nil, fmt.Errorf("lock orders job of %s: %w", j.opts.Tenant, err)
+		return nil, err
 	}
-	defer func() {
-		if err := release(); err != nil {
-			j.log.Warn("release lock", zap.Error(err))
-		}
-	}()
+	defer release()
 	rep := &Report{Tenant: j.opts.Tenant, RunID: newRunID()}
 	log := j.log.With(zap.String("run", rep.RunID))
 	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobOrders, Tenant: j.opts.Tenant}); err != nil {
@@ -250,6 +252,10 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 		return rep, fmt.Errorf("record run start: %w", err)
 	}
 	runErr := j.cycle(ctx, log, rep)
+	if runErr != nil && runner.CutShort(ctx, model.OutcomeFailed) == model.OutcomeInterrupted {
+		log.Warn("orders run cut short: the process is stopping", zap.Error(runErr))
+		rep.Interrupted, runErr = true, runner.Cut(runErr)
+	}
 	if runErr != nil {
 		rep.Failed = true
 		rep.addError(runErr)

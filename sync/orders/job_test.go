@@ -1,6 +1,8 @@
 package orders
 
 import (
+	"context"
+	"errors"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/emulator"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
 )
@@ -202,5 +205,29 @@ func TestNew(t *testing.T) {
 				t.Fatal("accepted")
 			}
 		})
+	}
+}
+
+// TestRunCutShort: a run whose context is cancelled mid-run (the process
+// is stopping) is recorded interrupted with the words of a run cut short,
+// not failed with a context error.
+func TestRunCutShort(t *testing.T) {
+	w := newWorld(t, 1)
+	if err := w.st.SavePeople(t.Context(), "acme", []store.PersonRow{
+		{ExternalID: "E1001", Email: "e1001@example.test", RemoteID: emulator.PersonJamesID},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.place(t, "E1001", time.Now().Add(-time.Hour))
+	ctx, stop := context.WithCancel(t.Context())
+	// The stop comes as the run reads its clock, after it recorded its start.
+	j := w.job(t, func() time.Time { stop(); return time.Now().UTC() })
+	rep, err := j.RunOnce(ctx)
+	if !errors.Is(err, runner.ErrCut) || !errors.Is(err, context.Canceled) || rep.Outcome() != model.OutcomeInterrupted {
+		t.Fatalf("error %v, outcome %s; want a run cut short", err, rep.Outcome())
+	}
+	runs, err := w.st.LastRuns(t.Context(), 1)
+	if err != nil || len(runs) != 1 || runs[0].Outcome != model.OutcomeInterrupted || runs[0].Error != runner.ErrCut.Error() {
+		t.Fatalf("run record %+v (%v), want interrupted with the words of a run cut short", runs, err)
 	}
 }

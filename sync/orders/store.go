@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -11,7 +12,7 @@ import (
 // the people of state, and the reporting tables it fills (orders and their
 // statuses, products, the watermark). *store.Store is one.
 type Store interface {
-	TryLock(ctx context.Context, name string) (release func() error, err error)
+	LockJob(ctx context.Context, job model.Job, tenant string) (release func() error, closed int, err error)
 	StartRun(ctx context.Context, r store.Run) error
 	FinishRun(ctx context.Context, res store.RunResult) error
 

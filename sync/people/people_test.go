@@ -388,8 +388,8 @@ func TestInterruptedIntentIsHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range runs {
-		if r.ID == "dead-run" && (r.Outcome != model.OutcomeFailed || r.FinishedAt.IsZero()) {
-			t.Errorf("the interrupted run is %s (finished %v), want failed", r.Outcome, r.FinishedAt)
+		if r.ID == "dead-run" && (r.Outcome != model.OutcomeInterrupted || r.FinishedAt.IsZero()) {
+			t.Errorf("the interrupted run is %s (finished %v), want interrupted", r.Outcome, r.FinishedAt)
 		}
 	}
 }

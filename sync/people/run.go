@@ -13,6 +13,7 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/internal/reports"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
@@ -112,7 +113,8 @@ type Report struct {
 // Outcome is the run's overall outcome: the worst of its exports'; with held
 // grants, at least attention.
 func (r *Report) Outcome() model.RunOutcome {
-	rank := map[model.RunOutcome]int{model.OutcomeOK: 0, model.OutcomeAttention: 1, model.OutcomeSafeguard: 2, model.OutcomeFailed: 3}
+	rank := map[model.RunOutcome]int{model.OutcomeOK: 0, model.OutcomeAttention: 1, model.OutcomeInterrupted: 2,
+		model.OutcomeSafeguard: 3, model.OutcomeFailed: 4}
 	worst := model.OutcomeOK
 	if r.Error != "" {
 		return model.OutcomeFailed
@@ -133,25 +135,16 @@ func (r *Report) Outcome() model.RunOutcome {
 // ready export in order. It returns ErrLocked at once when another run holds
 // the lock.
 func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, error) {
-	release, err := j.store.TryLock(ctx, "people-"+j.opts.Tenant)
+	release, err := runner.LockJob(ctx, j.store, model.JobPeople, j.opts.Tenant, j.log)
 	if err != nil {
-		return nil, fmt.Errorf("lock people sync of %s: %w", j.opts.Tenant, err)
+		return nil, err
 	}
-	defer func() {
-		if err := release(); err != nil {
-			j.log.Warn("release lock", zap.Error(err))
-		}
-	}()
+	defer release()
 
 	// The plans of this run record where their state came from, for the
 	// snapshot's refresh at the end.
 	var loads stateLoads
 	rep := &Report{Tenant: j.opts.Tenant, Exports: []ExportReport{}}
-	if n, err := j.store.FailInterrupted(ctx, model.JobPeople, j.opts.Tenant); err != nil {
-		return rep, fmt.Errorf("close interrupted runs: %w", err)
-	} else if n > 0 {
-		j.log.Warn("runs that a crash or a kill interrupted are recorded as failed", zap.Int("runs", n))
-	}
 	if rep.HeldAtStart, err = j.sender.HoldInterrupted(ctx); err != nil {
 		return rep, fmt.Errorf("hold interrupted grants: %w", err)
 	}
@@ -525,7 +518,11 @@ func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
 	if serr := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); serr != nil {
 		return errors.Join(err, fmt.Errorf("record run start: %w", serr))
 	}
-	if cerr := j.commit(ctx, store.RunResult{ID: runID, Outcome: model.OutcomeFailed, Err: err}); cerr != nil {
+	outcome := runner.CutShort(ctx, model.OutcomeFailed)
+	if outcome == model.OutcomeInterrupted {
+		err = runner.Cut(err)
+	}
+	if cerr := j.commit(ctx, store.RunResult{ID: runID, Outcome: outcome, Err: err}); cerr != nil {
 		return errors.Join(err, cerr)
 	}
 	return err
@@ -542,13 +539,20 @@ func (j *Job) commit(ctx context.Context, res store.RunResult) error {
 }
 
 // fail records a failed run whose export stays in place for the next run.
+// A run that a stop of the process cut short is recorded as interrupted.
 func (j *Job) fail(ctx context.Context, log *zap.Logger, er ExportReport, rejections []model.Rejection, err error) (ExportReport, error) {
 	er.Outcome, er.Error = model.OutcomeFailed, err.Error()
 	er.Cause, er.Next = err.Error(), "see the logs; "+stays
-	log.Error("people sync failed", zap.Error(err))
+	if er.Outcome = runner.CutShort(ctx, er.Outcome); er.Outcome == model.OutcomeInterrupted {
+		log.Warn("people sync cut short: the process is stopping", zap.NamedError("cause", err))
+		err = runner.Cut(err)
+		er.Error, er.Cause, er.Next = err.Error(), err.Error(), "nothing to do; "+stays
+	} else {
+		log.Error("people sync failed", zap.Error(err))
+	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), j.opts.FinishTimeout)
 	defer cancel()
-	if ferr := j.store.FinishRun(fctx, store.RunResult{ID: er.RunID, Outcome: model.OutcomeFailed, Counts: er.Counts,
+	if ferr := j.store.FinishRun(fctx, store.RunResult{ID: er.RunID, Outcome: er.Outcome, Counts: er.Counts,
 		Err: err, Rejections: rejections}); ferr != nil {
 		log.Error("record failed run", zap.Error(ferr))
 	}

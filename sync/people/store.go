@@ -15,11 +15,10 @@ import (
 // batch journal: the people sync's grants go through its Sender, opened
 // on the sender.Journal New is given.
 type Store interface {
-	TryLock(ctx context.Context, name string) (release func() error, err error)
+	LockJob(ctx context.Context, job model.Job, tenant string) (release func() error, closed int, err error)
 	StartRun(ctx context.Context, r store.Run) error
 	FinishRun(ctx context.Context, res store.RunResult) error
 	AmendRun(ctx context.Context, id string, outcome model.RunOutcome, errText string) error
-	FailInterrupted(ctx context.Context, job model.Job, tenant string) (n int, err error)
 	SetRunReports(ctx context.Context, id string, names []string) error
 	KeepUnarchivedReport(ctx context.Context, id string, report []byte) error
 	UnarchivedReport(ctx context.Context, id string) (report []byte, ok bool, err error)

@@ -18,6 +18,7 @@ import (
 	"hrsync/api"
 	"hrsync/apiclient"
 	"hrsync/emulator"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/sources"
 	"hrsync/store"
@@ -590,7 +591,7 @@ func TestLockAndStop(t *testing.T) {
 			t.Errorf("error = %v, want ErrLocked", err)
 		}
 	})
-	t.Run("a cancelled run commits nothing and says it stopped", func(t *testing.T) {
+	t.Run("a cancelled run commits nothing and is recorded interrupted", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -602,14 +603,14 @@ func TestLockAndStop(t *testing.T) {
 		}()
 		rep, err := job.RunOnce(ctx)
 		wg.Wait()
-		if !errors.Is(err, context.Canceled) || rep.Outcome() != model.OutcomeFailed || rep.Counts["stopped"] != 4 {
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, runner.ErrCut) || rep.Outcome() != model.OutcomeInterrupted || rep.Counts["stopped"] != 4 {
 			t.Fatalf("error %v, report %+v", err, rep)
 		}
 		if got := rows(t, st); len(got) != 0 {
 			t.Errorf("a stopped run committed %d rows", len(got))
 		}
 		runs, err := st.LastRuns(t.Context(), 1)
-		if err != nil || len(runs) != 1 || runs[0].Job != model.JobPersonalize || runs[0].Outcome != model.OutcomeFailed || runs[0].SourceRows != nil {
+		if err != nil || len(runs) != 1 || runs[0].Job != model.JobPersonalize || runs[0].Outcome != model.OutcomeInterrupted || runs[0].Error != runner.ErrCut.Error() || runs[0].SourceRows != nil {
 			t.Errorf("run record %+v, %v", runs, err)
 		}
 	})

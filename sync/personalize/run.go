@@ -15,6 +15,7 @@ import (
 
 	"hrsync/api"
 	"hrsync/apiclient"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
 )
@@ -71,15 +72,11 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 	if j.api == nil {
 		return rep, errors.New("personalization: no API client")
 	}
-	release, err := j.store.TryLock(ctx, "personalize-"+j.opts.Tenant)
+	release, err := runner.LockJob(ctx, j.store, model.JobPersonalize, j.opts.Tenant, j.log)
 	if err != nil {
-		return nil, fmt.Errorf("lock personalization of %s: %w", j.opts.Tenant, err)
+		return nil, err
 	}
-	defer func() {
-		if err := release(); err != nil {
-			j.log.Warn("release lock", zap.Error(err))
-		}
-	}()
+	defer release()
 	rep.RunID = uuid.NewString()
 	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPersonalize, Tenant: j.opts.Tenant}); err != nil {
 		return rep, fmt.Errorf("record run start: %w", err)
@@ -104,6 +101,10 @@ func (j *Job) RunOnce(ctx context.Context) (*Report, error) {
 			describe(t.firstCallErr)), err: t.firstCallErr}
 	}
 	switch {
+	case err != nil && runner.CutShort(ctx, model.OutcomeFailed) == model.OutcomeInterrupted:
+		log.Warn("personalization cut short: the process is stopping", zap.Error(err))
+		err = runner.Cut(err)
+		rep.outcome, rep.Error = model.OutcomeInterrupted, err.Error()
 	case err != nil:
 		rep.outcome, rep.Error = model.OutcomeFailed, err.Error()
 		log.Error("personalization failed", zap.Error(err))

@@ -3,6 +3,7 @@ package personalize
 import (
 	"context"
 
+	"hrsync/model"
 	"hrsync/store"
 )
 
@@ -10,7 +11,7 @@ import (
 // lock, the people of state, and the personalizations and refused
 // collections it keeps. *store.Store is one.
 type Store interface {
-	TryLock(ctx context.Context, name string) (release func() error, err error)
+	LockJob(ctx context.Context, job model.Job, tenant string) (release func() error, closed int, err error)
 	StartRun(ctx context.Context, r store.Run) error
 	FinishRun(ctx context.Context, res store.RunResult) error
 

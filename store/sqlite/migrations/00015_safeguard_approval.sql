@@ -1,7 +1,7 @@
 -- safeguard_stops: every export (by content hash) a safeguard stopped, so
 -- that an HR admin can approve it from the drop folder's approve/ and the
 -- next run takes it past the safeguards once. Keep this file and
--- ../postgres/00014_safeguard_approval.sql in step.
+-- ../postgres/00015_safeguard_approval.sql in step.
 
 -- +goose Up
 CREATE TABLE safeguard_stops (
