@@ -189,6 +189,12 @@ func hashes(p *model.Person) sources.Hashes {
 // sorted into the plan after the read, when the duplicates are known.
 // The departed are the active people of state no row marked as seen.
 func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, error) {
+	return j.buildPlan(ctx, export, false)
+}
+
+// buildPlan is BuildPlan; keepScan keeps in the plan the state it scanned,
+// if it scanned (Plan.scanned), for the run to save as the snapshot.
+func (j *Job) buildPlan(ctx context.Context, export sources.Source, keepScan bool) (*Plan, error) {
 	tenant := j.opts.Tenant
 	plan := &Plan{Tenant: tenant, Source: export.Name()}
 
@@ -215,7 +221,7 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	plan.Create = pending
 	plan.ActiveBefore = state.active
 	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
-	if state.from == stateFromScan {
+	if keepScan && state.from == stateFromScan {
 		plan.scanned = state
 	}
 	if plan.Stats.Accepted > 0 && !plan.Stats.Corrections {

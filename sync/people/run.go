@@ -275,7 +275,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			return j.notApprovable(ctx, x)
 		}
 	}
-	plan, err := j.BuildPlan(ctx, export)
+	plan, err := j.buildPlan(ctx, export, true)
 	if err == nil {
 		loads.note(plan)
 	}
