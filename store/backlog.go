@@ -48,12 +48,16 @@ type JobTenant struct {
 
 // LastSuccesses returns when the last run of each job and tenant that ended
 // ok or attention (not a dry run) finished, in one query; a restarted
-// daemon starts its time of the last success from them.
+// daemon starts its time of the last success from them. A run of a cycle
+// another of whose runs did not end ok or attention (Run.Cycle) does not
+// count: that cycle was not a success.
 func (s *Store) LastSuccesses(ctx context.Context) (map[JobTenant]time.Time, error) {
 	out := map[JobTenant]time.Time{}
 	err := queryEach(ctx, s.r, `SELECT job, tenant, MAX(finished_at) FROM runs
-		WHERE outcome IN (?, ?) AND dry_run = ? AND finished_at IS NOT NULL GROUP BY job, tenant`,
-		[]any{model.OutcomeOK, model.OutcomeAttention, false}, func(r *sql.Rows) error {
+		WHERE outcome IN (?, ?) AND dry_run = ? AND finished_at IS NOT NULL
+		AND (cycle = '' OR cycle NOT IN (SELECT cycle FROM runs WHERE cycle <> '' AND outcome NOT IN (?, ?)))
+		GROUP BY job, tenant`,
+		[]any{model.OutcomeOK, model.OutcomeAttention, false, model.OutcomeOK, model.OutcomeAttention}, func(r *sql.Rows) error {
 			var (
 				k  JobTenant
 				at dbTime

@@ -29,6 +29,9 @@ type Run struct {
 	Tenant    string
 	DryRun    bool
 	StartedAt time.Time // zero means now
+	// Cycle ties the runs one cycle of a job recorded (a people cycle
+	// records one per export); "" for a cycle of one run.
+	Cycle string
 }
 
 // SourceFile is the record of one source file whose outcome was committed.
@@ -98,8 +101,8 @@ func (s *Store) StartRun(ctx context.Context, r Run) error {
 		started = s.now()
 	}
 	return s.inTx(ctx, "start run", func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO runs (id, job, tenant, dry_run, started_at, outcome, replica)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`), r.ID, string(r.Job), r.Tenant, r.DryRun, ts(started), model.OutcomeRunning, s.replica); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO runs (id, job, tenant, dry_run, started_at, outcome, replica, cycle)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), r.ID, string(r.Job), r.Tenant, r.DryRun, ts(started), model.OutcomeRunning, s.replica, r.Cycle); err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
 		return nil
@@ -228,11 +231,13 @@ type runRow struct {
 	SourceRows sql.NullInt64 `db:"source_rows"`
 	Replica    string        `db:"replica"`
 	Reports    []byte        `db:"reports"`
+	Cycle      string        `db:"cycle"`
 }
 
 func (r runRow) record() (RunRecord, error) {
 	rec := RunRecord{
-		Run:        Run{ID: r.ID, Job: model.Job(r.Job), Tenant: r.Tenant, DryRun: r.DryRun, StartedAt: r.StartedAt.Time},
+		Run: Run{ID: r.ID, Job: model.Job(r.Job), Tenant: r.Tenant, DryRun: r.DryRun, StartedAt: r.StartedAt.Time,
+			Cycle: r.Cycle},
 		FinishedAt: r.FinishedAt.Time, Outcome: model.RunOutcome(r.Outcome), Error: r.Error, Replica: r.Replica,
 	}
 	if err := json.Unmarshal(r.Counts, &rec.Counts); err != nil {
@@ -257,7 +262,7 @@ func (s *Store) LastRuns(ctx context.Context, limit int) ([]RunRecord, error) {
 		limit = 20
 	}
 	var rows []runRow
-	q := fmt.Sprintf(`SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports
+	q := fmt.Sprintf(`SELECT id, job, tenant, dry_run, started_at, finished_at, outcome, counts, error, source_rows, replica, reports, cycle
 		FROM runs ORDER BY started_at DESC, id DESC LIMIT %d`, limit)
 	if err := s.r.SelectContext(ctx, &rows, q); err != nil {
 		return nil, fmt.Errorf("last runs: %w", err)

@@ -688,13 +688,15 @@ func (m *emulatorProc) clearRequests(t *testing.T) {
 
 // fault is a fault to inject, as POST /_emulator/faults takes it.
 type fault struct {
-	Operation string  `json:"operation"`
-	When      string  `json:"when,omitempty"`
-	Status    int     `json:"status,omitempty"`
-	Latency   string  `json:"latency,omitempty"`
-	Drop      bool    `json:"drop,omitempty"`
-	Rate      float64 `json:"rate,omitempty"`
-	Count     int     `json:"count,omitempty"`
+	Operation string `json:"operation"`
+	When      string `json:"when,omitempty"`
+	Status    int    `json:"status,omitempty"`
+	// RetryAfter, when not nil, is sent as the Retry-After header (seconds).
+	RetryAfter *int    `json:"retryAfter,omitempty"`
+	Latency    string  `json:"latency,omitempty"`
+	Drop       bool    `json:"drop,omitempty"`
+	Rate       float64 `json:"rate,omitempty"`
+	Count      int     `json:"count,omitempty"`
 }
 
 func (m *emulatorProc) addFault(t *testing.T, f fault) {

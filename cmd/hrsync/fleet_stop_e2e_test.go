@@ -115,11 +115,9 @@ func (w *successWatch) values() (map[string][]float64, int) {
 
 // restartJobs are the jobs whose series checkSuccessNeverDecreases follows
 // across a restart: a restarted process reads its last successes back from
-// the run records, so a job joins once every cycle of it records its run.
-// people joins with the branch that records a people cycle with no export
-// (issue 19, item 1; measured: the test passes with it merged and people
-// added here).
-var restartJobs = []string{"orders"}
+// the run records, which every cycle of these jobs leaves (a people cycle
+// with no export included).
+var restartJobs = []string{"orders", "people"}
 
 // checkSuccessNeverDecreases checks that each series of last-success times
 // never goes back over the scrapes of a process, nor, for restartJobs,

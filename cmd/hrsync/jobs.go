@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -189,6 +190,14 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 		m = newMetrics(tenants)
 	}
 	j, err := a.newJobs(ctx, tenants, m, env, retry)
+	if se := (*storeError)(nil); asJSON && errors.As(err, &se) {
+		// -o json promises one document on stdout, this failure included.
+		line, _ := lastWords(cmd, err)
+		sum := runner.NewSummary(model.OutcomeFailed, exitFailed, line, nil, sh.String(), tenantNames(tenants))
+		if perr := printJSON(cmd.OutOrStdout(), sum); perr != nil {
+			return errors.Join(err, perr)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -206,6 +215,11 @@ func runCycle(ctx context.Context, a *app, cmd *cobra.Command, jobList []model.J
 	for _, k := range keys {
 		res, err := j.runner.RunOnce(ctx, k)
 		ends = append(ends, runner.End{Key: k, Res: res, Err: err})
+		if env.Out != nil && res.Outcome == model.OutcomeLocked {
+			// The job printed nothing: it did not run.
+			cause, _ := ends[len(ends)-1].Describe()
+			fmt.Fprintf(env.Out, "tenant %s, %s: %s: %s\n", k.Tenant, k.Job, res.Outcome, cause)
+		}
 		if ctx.Err() != nil {
 			break
 		}

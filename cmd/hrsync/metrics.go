@@ -78,7 +78,7 @@ func (a *app) seedMetrics(ctx context.Context, m *metrics.Metrics, st *store.Sto
 	if err != nil {
 		a.log.Warn("the times of the last runs are not read from the store; they show after the next runs", zap.Error(err))
 	}
-	for _, r := range runs {
+	for _, r := range runner.WorstOfCycles(runs) {
 		if !r.DryRun && !r.FinishedAt.IsZero() && slices.Contains(names, r.Tenant) && slices.Contains(runner.Jobs(), r.Job) {
 			m.SetLastRun(string(r.Job), r.Tenant, string(r.Outcome), r.FinishedAt)
 		}

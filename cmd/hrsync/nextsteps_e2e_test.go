@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -105,6 +106,17 @@ func TestE2EStoreUnreachable(t *testing.T) {
 			if res.code != 1 || last.Outcome != "failed" || last.ExitCode != 1 || !strings.HasPrefix(last.Msg, want) ||
 				!strings.HasSuffix(last.Msg, "connection refused; check store.url (or HRSYNC_STORE_URL) and that the database is up and reachable") {
 				t.Errorf("want exit 1 and a failed last line starting %q: %s", want, res)
+			}
+			if slices.Contains(c.args, "json") {
+				// stdout holds the run's one JSON document, with the same outcome.
+				var sum struct {
+					Outcome  string `json:"outcome"`
+					ExitCode int    `json:"exitCode"`
+					Message  string `json:"message"`
+				}
+				if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil || sum.Outcome != "failed" || sum.ExitCode != 1 || sum.Message != last.Msg {
+					t.Errorf("run -o json printed %+v (%v), want the failed outcome and the last line:\n%s", sum, err, res.stdout)
+				}
 			}
 		})
 	}

@@ -191,7 +191,9 @@ func (r *Runner) RunOnce(ctx context.Context, k Key) (Result, error) {
 		// The process is stopping and cut the cycle short (CutShort).
 		res.Outcome, res.Cause, res.Next = model.OutcomeInterrupted, interruptedCause, interruptedNext
 	case err != nil && (res.Outcome == "" || res.Outcome == model.OutcomeOK || res.Outcome == model.OutcomeAttention):
-		res.Outcome = model.OutcomeFailed
+		// The job's words were for the outcome it meant; the error's
+		// words say why the cycle failed (End.Describe).
+		res.Outcome, res.Cause, res.Next = model.OutcomeFailed, "", ""
 	case res.Outcome == "":
 		res.Outcome = model.OutcomeOK
 	}

@@ -324,7 +324,7 @@ func TestNotifierFollowsTheOutcome(t *testing.T) {
 		"panics": func(context.Context) (Result, error) { panic("boom") },
 		"locked": func(context.Context) (Result, error) { return Result{}, fmt.Errorf("lock: %w", model.ErrLocked) },
 		"errors": func(context.Context) (Result, error) {
-			return Result{Outcome: model.OutcomeOK}, errors.New("source down")
+			return Result{Outcome: model.OutcomeOK, Cause: "no export ready"}, errors.New("source down")
 		},
 	}
 	for tenant, fn := range jobs {
@@ -345,7 +345,16 @@ func TestNotifierFollowsTheOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tenant := range jobs {
-		_, _ = r.RunOnce(t.Context(), Key{model.JobPeople, tenant})
+		k := Key{model.JobPeople, tenant}
+		res, err := r.RunOnce(t.Context(), k)
+		if tenant != "errors" {
+			continue
+		}
+		// The job meant ok, but its error failed the cycle: the last line
+		// says the error, never the words of the outcome the job meant.
+		if _, line := LastLine([]End{{Key: k, Res: res, Err: err}}); line != "failed: people errors: source down; see the logs" {
+			t.Errorf("last line of a job that failed with words for ok: %q", line)
+		}
 	}
 	want := map[string]model.RunOutcome{"attention": model.OutcomeAttention, "panics": model.OutcomeFailed,
 		"locked": model.OutcomeLocked, "errors": model.OutcomeFailed}

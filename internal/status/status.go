@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"hrsync/config"
+	"hrsync/internal/runner"
 	"hrsync/model"
 	"hrsync/store"
 )
@@ -97,6 +98,7 @@ func Build(ctx context.Context, st *store.Store, tenants []config.Tenant, countF
 	if err != nil {
 		return nil, err
 	}
+	runs = runner.WorstOfCycles(runs) // a cycle's outcome is its worst run's
 	seen := map[string]bool{}
 	for _, r := range runs { // newest first: the first of each job and tenant is its last
 		key := string(r.Job) + "/" + r.Tenant

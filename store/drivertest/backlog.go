@@ -37,10 +37,11 @@ func testLastSuccessesAndHeldGrants(t *testing.T, d Backend) {
 	eachBackend(t, d, func(t *testing.T, b backend) {
 		clock := at(1, 0)
 		s := Open(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, Now: func() time.Time { return clock }})
+		cycle := ""
 		finish := func(id string, job model.Job, tenant string, outcome model.RunOutcome, dry bool, when time.Time) {
 			t.Helper()
 			clock = when
-			must(t, s.StartRun(ctx(t), store.Run{ID: id, Job: job, Tenant: tenant, DryRun: dry, StartedAt: when}))
+			must(t, s.StartRun(ctx(t), store.Run{ID: id, Job: job, Tenant: tenant, DryRun: dry, StartedAt: when, Cycle: cycle}))
 			must(t, s.FinishRun(ctx(t), store.RunResult{ID: id, Outcome: outcome}))
 		}
 		finish("r1", model.JobPeople, "acme", model.OutcomeOK, false, at(2, 0))
@@ -49,11 +50,20 @@ func testLastSuccessesAndHeldGrants(t *testing.T, d Backend) {
 		finish("r4", model.JobPeople, "acme", model.OutcomeOK, true, at(5, 0)) // a dry run
 		finish("r5", model.JobOrders, "acme", model.OutcomeOK, false, at(6, 0))
 		finish("r6", model.JobPeople, "beta", model.OutcomeFailed, false, at(7, 0))
+		// A cycle of two exports, one ok and one failed, is no success;
+		// a cycle whose exports all ended ok or attention is.
+		cycle = "mixed"
+		finish("r7", model.JobPeople, "beta", model.OutcomeOK, false, at(8, 0))
+		finish("r8", model.JobPeople, "beta", model.OutcomeFailed, false, at(8, 1))
+		cycle = "good"
+		finish("r9", model.JobOrders, "acme", model.OutcomeAttention, false, at(9, 0))
+		finish("r10", model.JobOrders, "acme", model.OutcomeOK, false, at(9, 1))
+		cycle = ""
 		got, err := s.LastSuccesses(ctx(t))
 		must(t, err)
 		want := map[store.JobTenant]time.Time{
 			{Job: model.JobPeople, Tenant: "acme"}: at(3, 0), // attention counts; failed and dry runs do not
-			{Job: model.JobOrders, Tenant: "acme"}: at(6, 0),
+			{Job: model.JobOrders, Tenant: "acme"}: at(9, 1),
 		}
 		if len(got) != len(want) {
 			t.Fatalf("last successes = %v, want %v", got, want)

@@ -107,6 +107,7 @@ func Run(t *testing.T, b Backend) {
 		{"LastGoodImport", testLastGoodImport},
 		{"AmendRun", testAmendRun},
 		{"SetRunReports", testSetRunReports},
+		{"RunCycle", testRunCycle},
 		{"LateArchive", testLateArchive},
 		{"SafeguardStopApprovedOnce", testSafeguardStopApprovedOnce},
 		{"ScopeKeepsJobsApart", testScopeKeepsJobsApart},

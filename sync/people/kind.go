@@ -164,7 +164,17 @@ func (r *Report) setNextSteps(configPath string, approveOn bool) {
 // PrintReport prints what a people run did, export by export.
 func PrintReport(w io.Writer, rep *Report) {
 	if len(rep.Exports) == 0 {
-		fmt.Fprintf(w, "tenant %s: no export ready; %d grants held\n", rep.Tenant, rep.HeldGrants)
+		// The cycle's one run: a source that could not be read, or no
+		// export ready, with the outcome its record and last line carry.
+		outcome, cause, next := rep.Summary()
+		run := ""
+		if rep.RunID != "" {
+			run = " (run " + rep.RunID + ")"
+		}
+		fmt.Fprintf(w, "tenant %s: %s%s %s\n", rep.Tenant, outcome, run, cause)
+		if next != "" {
+			fmt.Fprintf(w, "  next: %s\n", next)
+		}
 		return
 	}
 	for _, e := range rep.Exports {

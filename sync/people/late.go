@@ -102,11 +102,15 @@ func (j *Job) sentReport(ctx context.Context, x *exportRun, sentBy string) (sent
 // links the reports, as does the sending run's.
 func (j *Job) archiveLate(ctx context.Context, x *exportRun, sent ExportReport) (ExportReport, error) {
 	sent.ArchivedLate.ByRun = x.er.RunID
-	x.er.Outcome, x.er.Counts, x.er.ArchivedLate = model.OutcomeOK, map[string]int{"archivedLate": 1}, sent.ArchivedLate
-	x.er.Cause = fmt.Sprintf("archived late, with the report of run %s, which sent it and could not archive it (%s); nothing was sent again",
-		sent.RunID, sent.ArchivedLate.Cause)
+	x.er.Counts, x.er.ArchivedLate = map[string]int{"archivedLate": 1}, sent.ArchivedLate
+	// Grants held from earlier runs make it need attention, as any
+	// export's run (withHeld).
+	v := withHeld(verdict{outcome: model.OutcomeOK, cause: fmt.Sprintf(
+		"archived late, with the report of run %s, which sent it and could not archive it (%s); nothing was sent again",
+		sent.RunID, sent.ArchivedLate.Cause)}, j.heldNow(ctx, x.log))
+	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
 	x.log.Info("archiving an export late, with the report of the run that sent it", zap.String("sentBy", sent.RunID))
-	res := store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeOK, Counts: x.er.Counts}
+	res := store.RunResult{ID: x.er.RunID, Outcome: v.outcome, Counts: x.er.Counts, Err: v.err()}
 	if err := j.commit(ctx, res); err != nil {
 		return x.er, err
 	}

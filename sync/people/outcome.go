@@ -1,11 +1,17 @@
 package people
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
 	"hrsync/apiclient"
 	"hrsync/model"
+	"hrsync/store"
 )
 
 // verdict is how a people run ended, in the words of its last line: the
@@ -16,20 +22,49 @@ type verdict struct {
 	next    string
 }
 
+// err is the error a run record keeps of v: its cause, unless v is ok.
+func (v verdict) err() error {
+	if v.outcome == model.OutcomeOK {
+		return nil
+	}
+	return errors.New(v.cause)
+}
+
 // seeReport is the next step of a run whose report says what to fix.
 const seeReport = "see the run's report"
 
 // stays is said of an export that is not archived, so the next run reads it again.
 const stays = "the export is read again by the next run"
 
+// heldNext is the next step of a run that leaves grants held.
+const heldNext = "check the platform, then 'hrsync grants list' and confirm or release the held grants"
+
+// withHeld is v, raised to attention when v is ok and held grants (from
+// earlier runs) wait for an operator: a run that ends while grants are
+// held needs attention, whatever export it read, so that its record, its
+// report, its last line and its exit code say the same.
+func withHeld(v verdict, held int) verdict {
+	if v.outcome != model.OutcomeOK || held == 0 {
+		return v
+	}
+	return verdict{model.OutcomeAttention, joinNonEmpty(v.cause, heldPhrase(held)), heldNext}
+}
+
+// heldPhrase says how many grants earlier runs left held.
+func heldPhrase(held int) string {
+	return plural(held, "grant", "grants") + " held from earlier runs"
+}
+
 // judgeApply decides the outcome of an export whose plan was applied
 // without a state error (DESIGN.md, invariant 7): failed when the platform
 // refused the token or the company, or when no call of the run was applied
 // and none has an unknown outcome (every call refused, or the platform not
-// reached); attention when rows were rejected, grants are held, the
-// platform refused some people on their own (they have their outcome:
-// Refused, not NotApplied) or some people were not created; ok otherwise.
-func judgeApply(plan *Plan, res *Result) verdict {
+// reached); attention when rows were rejected, grants are held (by this
+// run, for people of the export, or held counts the tenant's held grants
+// after the run), the platform refused some people on their own (they have
+// their outcome: Refused, not NotApplied) or some people were not created;
+// ok otherwise.
+func judgeApply(plan *Plan, res *Result, held int) verdict {
 	fatal, dominant := failureClasses(res)
 	switch {
 	case fatal != "":
@@ -55,7 +90,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 	}
 	done := createdPhrase(res)
 	if len(parts) == 0 {
-		return verdict{outcome: model.OutcomeOK, cause: done}
+		return withHeld(verdict{outcome: model.OutcomeOK, cause: done}, held)
 	}
 	next := seeReport
 	if res.Refused > 0 {
@@ -63,7 +98,7 @@ func judgeApply(plan *Plan, res *Result) verdict {
 			"an export that lists them again sends them again"
 	}
 	if res.Unknown > 0 || len(plan.Held) > 0 {
-		next = "check the platform, then 'hrsync grants list' and confirm or release the held grants"
+		next = heldNext
 	}
 	if res.NotApplied > 0 {
 		next = dominant.NextStep() + "; the people not created are sent again by the next run"
@@ -180,9 +215,10 @@ func tripTexts(trips []Trip) []string {
 	return msgs
 }
 
-// Summary is the run's outcome with its cause and next step, for the last
-// line of `hrsync run` and the run's record: the worst export's, or, with no
-// export, what waits (held grants) or why the exports could not be listed.
+// Summary is the cycle's outcome with its cause and next step, for the last
+// line of `hrsync run` and the record of a cycle with no export: the worst
+// export's, or, with no export, what waits (held grants) or why the exports
+// could not be listed. The cause is never empty.
 func (r *Report) Summary() (outcome model.RunOutcome, cause, next string) {
 	outcome = r.Outcome()
 	if r.Error != "" {
@@ -194,15 +230,51 @@ func (r *Report) Summary() (outcome model.RunOutcome, cause, next string) {
 			break
 		}
 	}
-	if n := len(r.Exports); n > 1 {
+	if n := len(r.Exports); n > 1 && cause != "" {
 		cause = fmt.Sprintf("%d exports; %s", n, cause)
 	}
 	if len(r.Exports) == 0 {
-		cause = "no export ready"
+		cause = noExport
 	}
 	if outcome == model.OutcomeAttention && next == "" && r.HeldGrants > 0 {
-		cause += fmt.Sprintf("; %s held from earlier runs", plural(r.HeldGrants, "grant", "grants"))
-		next = "check the platform, then 'hrsync grants list' and confirm or release the held grants"
+		cause, next = joinNonEmpty(cause, heldPhrase(r.HeldGrants)), heldNext
 	}
 	return outcome, cause, next
+}
+
+// noExport is the cause of a cycle that found no export ready.
+const noExport = "no export ready"
+
+// recordIdle records the run of a cycle that found no export ready: ok,
+// or attention while grants are held (Report.Summary), so that every
+// cycle, one with nothing to do included, has its run record.
+func (j *Job) recordIdle(ctx context.Context, rep *Report) error {
+	rep.RunID = uuid.NewString()
+	outcome, cause, _ := rep.Summary()
+	if err := j.store.StartRun(ctx, store.Run{ID: rep.RunID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+		return fmt.Errorf("record run start: %w", err)
+	}
+	res := store.RunResult{ID: rep.RunID, Outcome: outcome, Counts: map[string]int{}}
+	if outcome != model.OutcomeOK {
+		res.Err = errors.New(cause)
+	}
+	j.log.Info("no export ready", zap.String("run", rep.RunID), zap.String("outcome", string(outcome)))
+	return j.commit(ctx, res)
+}
+
+// heldNow counts the tenant's grants held for an operator now. A store
+// error is logged and counts none: the cycle counts them again at its end
+// (Report.HeldGrants), and its outcome follows.
+func (j *Job) heldNow(ctx context.Context, log *zap.Logger) int {
+	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: heldStates()})
+	if err != nil {
+		log.Warn("count held grants", zap.Error(err))
+		return 0
+	}
+	return len(held)
+}
+
+// heldStates are the states of a grant held for an operator.
+func heldStates() []model.GrantState {
+	return []model.GrantState{model.GrantUnknown, model.GrantPending}
 }

@@ -53,7 +53,7 @@ func TestJudgeApply(t *testing.T) {
 			[]string{"1102475.00 granted"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			v := judgeApply(&c.plan, &c.res)
+			v := judgeApply(&c.plan, &c.res, 0)
 			if v.outcome != c.want {
 				t.Errorf("outcome %s, want %s (cause %q)", v.outcome, c.want, v.cause)
 			}
@@ -66,5 +66,39 @@ func TestJudgeApply(t *testing.T) {
 				t.Errorf("no next step for %s", v.outcome)
 			}
 		})
+	}
+}
+
+// TestHeldGrantsNeedAttention: grants held from earlier runs make a cycle
+// that would end ok need attention, with a cause that names them, never
+// an empty one, whether it read an export or none.
+func TestHeldGrantsNeedAttention(t *testing.T) {
+	clean := Result{Result: sender.Result{Calls: 1, Applied: 5, Granted: 125}}
+	if v := judgeApply(&Plan{}, &clean, 3); v.outcome != model.OutcomeAttention ||
+		v.cause != "5 people created, 125.00 granted; 3 grants held from earlier runs" || v.next != heldNext || v.err() == nil {
+		t.Errorf("a clean export while 3 grants are held: %+v", v)
+	}
+	if v := judgeApply(&Plan{}, &clean, 0); v.outcome != model.OutcomeOK || v.err() != nil {
+		t.Errorf("a clean export with no grant held: %+v", v)
+	}
+	failed := verdict{outcome: model.OutcomeFailed, cause: "refused"}
+	if v := withHeld(failed, 3); v != failed {
+		t.Errorf("held grants changed a failed verdict: %+v", v)
+	}
+	for _, c := range []struct {
+		name      string
+		rep       Report
+		want      model.RunOutcome
+		wantCause string
+	}{
+		{"no export", Report{}, model.OutcomeOK, "no export ready"},
+		{"no export, grants held", Report{HeldGrants: 2}, model.OutcomeAttention, "no export ready; 2 grants held from earlier runs"},
+		{"an ok export, grants held since", Report{HeldGrants: 1, Exports: []ExportReport{{Source: "a.csv", Outcome: model.OutcomeOK, Cause: "done"}}},
+			model.OutcomeAttention, "1 grant held from earlier runs"},
+	} {
+		outcome, cause, next := c.rep.Summary()
+		if outcome != c.want || cause != c.wantCause || (outcome == model.OutcomeAttention) != (next == heldNext) {
+			t.Errorf("%s: %s %q %q, want %s %q", c.name, outcome, cause, next, c.want, c.wantCause)
+		}
 	}
 }

@@ -96,6 +96,10 @@ type ExportReport struct {
 // Report is what one RunOnce did.
 type Report struct {
 	Tenant string `json:"tenant"`
+	// RunID is the run recorded for a cycle that processed no export
+	// (none was ready, or the source could not be read); each export
+	// processed has its own run (ExportReport.RunID).
+	RunID string `json:"runId,omitempty"`
 	// HeldAtStart counts the grants an interrupted run left pending, now held.
 	HeldAtStart int `json:"heldAtStart"`
 	// Exports lists each export processed, in order.
@@ -157,17 +161,20 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		return rep, j.failSource(ctx, rep, err)
 	}
 	var firstErr error
+	// The runs of the cycle's exports share its id: status shows the
+	// worst of them, the outcome the cycle ended in.
+	cycle := uuid.NewString()
 	for _, export := range exports {
 		if ctx.Err() != nil {
 			break
 		}
-		er, err := j.processExport(ctx, export, flags, &loads)
+		er, err := j.processExport(ctx, cycle, export, flags, &loads)
 		rep.Exports = append(rep.Exports, er)
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: []model.GrantState{model.GrantUnknown, model.GrantPending}})
+	held, err := j.store.ListGrants(ctx, store.GrantFilter{Tenant: j.opts.Tenant, States: heldStates()})
 	if err != nil && firstErr == nil {
 		firstErr = fmt.Errorf("count held grants: %w", err)
 	}
@@ -177,6 +184,9 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 	}
 	if firstErr == nil {
 		firstErr = ctx.Err()
+	}
+	if firstErr == nil && len(rep.Exports) == 0 {
+		firstErr = j.recordIdle(ctx, rep)
 	}
 	if ctx.Err() == nil {
 		if loads.bad != nil {
@@ -238,8 +248,8 @@ func (j *Job) saveSnapshot(ctx context.Context, s *stateIndex) (saved bool, err 
 }
 
 // processExport plans and applies one export and commits its outcome, then
-// archives it.
-func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, loads *stateLoads) (ExportReport, error) {
+// archives it; its run belongs to cycle.
+func (j *Job) processExport(ctx context.Context, cycle string, export Export, flags RunFlags, loads *stateLoads) (ExportReport, error) {
 	runID := uuid.NewString()
 	x := &exportRun{tenant: j.opts.Tenant, export: export,
 		log: j.log.With(zap.String("run", runID), zap.String("source", export.Name())),
@@ -247,7 +257,7 @@ func (j *Job) processExport(ctx context.Context, export Export, flags RunFlags, 
 			Directory: sources.IsPushed(export), approveOff: !j.opts.ApproveFromDropFolder}}
 	// The API client's lines of this run carry its id too.
 	ctx = apiclient.WithLogFields(ctx, zap.String("run", runID), zap.String("tenant", j.opts.Tenant))
-	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); err != nil {
+	if err := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant, Cycle: cycle}); err != nil {
 		x.er.Outcome, x.er.Error = model.OutcomeFailed, err.Error()
 		return x.er, fmt.Errorf("record run start: %w", err)
 	}
@@ -335,16 +345,19 @@ func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, pla
 		planErr = j.dropRefused(ctx, plan)
 	}
 	if planErr != nil || plan.Create.Len() == 0 {
-		x.er.Outcome, x.er.Duplicate = model.OutcomeOK, true
+		x.er.Duplicate = true
 		x.er.Counts = map[string]int{"duplicate": 1}
-		x.er.Cause = "already processed (same content); archived without a change"
+		cause := "already processed (same content); archived without a change"
 		msg := "file already processed (same content); archived without a change"
 		if x.er.Directory {
-			x.er.Cause = "the directory has not changed since it was last applied; nothing to do"
-			msg = x.er.Cause
+			cause = "the directory has not changed since it was last applied; nothing to do"
+			msg = cause
 		}
+		v := withHeld(verdict{outcome: model.OutcomeOK, cause: cause}, j.heldNow(ctx, x.log))
+		x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, v.cause, v.next
 		x.log.Info(msg, zap.String("firstRun", firstRun))
-		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeOK, Counts: x.er.Counts}, true)
+		x.er, err = j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: v.outcome, Counts: x.er.Counts,
+			Err: v.err()}, true)
 		return plan, true, err
 	}
 	x.er.Duplicate = true
@@ -395,7 +408,7 @@ func (j *Job) safeguardStop(ctx context.Context, x *exportRun, plan *Plan) (Expo
 		x.er.Next = "check the export; if it is right, move it from the drop folder's failed/ into approve/: the next run takes it past the safeguards once"
 	}
 	x.log.Warn("a safeguard stopped the run before any call", zap.Any("safeguards", plan.Trips))
-	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: err,
+	return j.finish(ctx, x.export, x.er, store.RunResult{ID: x.er.RunID, Outcome: model.OutcomeSafeguard, Err: errors.New(x.er.Cause),
 		Counts: x.er.Counts, Rejections: plan.Rejections, SourceFile: x.sourceFile(store.SourceFailed, plan.Stats),
 		Stops: tripTexts(plan.Trips)}, false)
 }
@@ -431,17 +444,14 @@ func (j *Job) applyExport(ctx context.Context, x *exportRun, plan *Plan) (Export
 		// from the committed state, reaches the same end.
 		return j.fail(ctx, x.log, x.er, x.er.Rejections, err)
 	}
-	v := judgeApply(plan, res)
+	v := judgeApply(plan, res, j.heldNow(ctx, x.log))
 	x.er.Outcome, x.er.Cause, x.er.Next = v.outcome, x.approvedCause(v.cause), v.next
 	rows := plan.Stats.Rows
 	result := store.RunResult{ID: x.er.RunID, Outcome: x.er.Outcome, Counts: x.er.Counts,
 		Rejections: x.er.Rejections, SourceFile: x.sourceFile(store.SourceProcessed, plan.Stats), SourceRows: &rows,
-		Corrections: plan.Stats.Corrections}
+		Corrections: plan.Stats.Corrections, Err: v.err()}
 	if x.approval != nil && result.SourceFile != nil {
 		result.Approval = &store.Approval{By: x.approval.By}
-	}
-	if v.outcome != model.OutcomeOK {
-		result.Err = errors.New(v.cause)
 	}
 	switch {
 	case v.outcome == model.OutcomeFailed:
@@ -514,6 +524,7 @@ func (j *Job) failSource(ctx context.Context, rep *Report, err error) error {
 	err = fmt.Errorf("read the source: %w", err)
 	rep.Error, rep.Next = err.Error(), "check the tenant's source (drop folder or SQL query) and its permissions"
 	runID := uuid.NewString()
+	rep.RunID = runID
 	j.log.Error("people sync failed: the source could not be read", zap.String("run", runID), zap.Error(err))
 	if serr := j.store.StartRun(ctx, store.Run{ID: runID, Job: model.JobPeople, Tenant: j.opts.Tenant}); serr != nil {
 		return errors.Join(err, fmt.Errorf("record run start: %w", serr))
