@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,6 +91,10 @@ type storeResult struct {
 	SnapBase []proc.Measurement
 	NoChange proc.Measurement
 	Rerun    *proc.Measurement
+	// Steady are the runs of people with no change once the snapshot is
+	// current (the daily run that finds nothing to do), each on the
+	// previous export's rows rotated (new content, the same people).
+	Steady []proc.Measurement
 	// Checks lists each check made, with its outcome.
 	Checks []check
 }
@@ -362,6 +368,53 @@ func measureRerun(ctx context.Context, o options, t target, env []string, cfg, d
 		return err
 	}
 	samePlans(res, scanOut, snapOut)
+	return measureSteady(ctx, o, env, cfg, drop, f, res, w)
+}
+
+// measureSteady runs people o.Repeat times more with no change, now with a
+// current snapshot, each on a new file of the same people (the previous
+// export's rows rotated, so that it is not content already processed).
+func measureSteady(ctx context.Context, o options, env []string, cfg, drop string, f files, res *storeResult, w io.Writer) error {
+	for i := range o.Repeat {
+		file := filepath.Join(filepath.Dir(f.prev), fmt.Sprintf("rotated-%d.csv", i+1))
+		if err := writeRotated(f.prev, file, (i+1)*o.Rows/(o.Repeat+1)); err != nil {
+			return err
+		}
+		m, calls, err := rerun(ctx, o.self, env, o.Hrsync, cfg, drop, file)
+		if err != nil {
+			return err
+		}
+		res.Steady = append(res.Steady, m)
+		res.check(fmt.Sprintf("run people with no change, snapshot current (%d), makes no API call", i+1), calls == 0,
+			"%d requests reached the API", calls)
+		fmt.Fprintf(w, "%s: run people with no change, snapshot current, run %d: %.2fs %.0f MiB, %d API requests\n",
+			res.Store, i+1, m.Wall.Seconds(), m.PeakMiB(), calls)
+	}
+	return nil
+}
+
+// writeRotated writes the export src to dst with its data rows rotated by
+// k: the rows from the k-th on, then the first k (the generator's rows are
+// one line each).
+func writeRotated(src, dst string, k int) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("read export: %w", err)
+	}
+	head, rest, _ := bytes.Cut(b, []byte("\n"))
+	rows := bytes.SplitAfter(rest, []byte("\n"))
+	if n := len(rows); n > 0 && len(rows[n-1]) == 0 {
+		rows = rows[:n-1]
+	}
+	k = min(k, len(rows))
+	out := make([]byte, 0, len(b))
+	out = append(append(out, head...), '\n')
+	for _, r := range slices.Concat(rows[k:], rows[:k]) {
+		out = append(out, r...)
+	}
+	if err := os.WriteFile(dst, out, fileMode); err != nil {
+		return fmt.Errorf("write rotated export: %w", err)
+	}
 	return nil
 }
 
@@ -458,8 +511,15 @@ type planOutput struct {
 
 // readPlan reads the one plan printed by `hrsync plan --json`.
 func readPlan(out []byte) (planOutput, error) {
+	// The plan's document is {"people": [...]}; older binaries printed the
+	// array alone.
+	var doc struct {
+		People []planOutput `json:"people"`
+	}
 	var plans []planOutput
-	if err := json.Unmarshal(out, &plans); err != nil {
+	if err := json.Unmarshal(out, &doc); err == nil {
+		plans = doc.People
+	} else if err := json.Unmarshal(out, &plans); err != nil {
 		return planOutput{}, fmt.Errorf("read the plan: %w", err)
 	}
 	if len(plans) != 1 {

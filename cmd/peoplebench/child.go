@@ -84,7 +84,8 @@ func childEnv(set map[string]string) []string {
 // requests it gets (and fails them all). It returns the measurement and the
 // number of requests.
 func rerun(ctx context.Context, self string, env []string, hrsync, cfg, drop, prev string) (proc.Measurement, int64, error) {
-	file := filepath.Join(drop, "export.csv")
+	name := filepath.Base(prev)
+	file := filepath.Join(drop, name)
 	if err := os.Link(prev, file); err != nil {
 		return proc.Measurement{}, 0, fmt.Errorf("drop export: %w", err)
 	}
@@ -123,7 +124,7 @@ func rerun(ctx context.Context, self string, env []string, hrsync, cfg, drop, pr
 	if err != nil {
 		return m, calls.Load(), fmt.Errorf("run people with no change: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(drop, "processed", "export.csv")); err != nil {
+	if _, err := os.Stat(filepath.Join(drop, "processed", name)); err != nil {
 		return m, calls.Load(), fmt.Errorf("run people with no change did not archive the export: %w", err)
 	}
 	return m, calls.Load(), nil

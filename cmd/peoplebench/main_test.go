@@ -238,7 +238,8 @@ func TestRun(t *testing.T) {
 	text := out.String()
 	t.Run("table for each store", func(t *testing.T) {
 		for _, want := range []string{"store  ", "\nsqlite    scan      3000  ", "\nsqlite    snapshot  3000  ",
-			"\npostgres  scan      3000  ", "\npostgres  snapshot  3000  ", "medians of 2 runs", "\nsqlite: scan ", "\npostgres: scan "} {
+			"\npostgres  scan      3000  ", "\npostgres  snapshot  3000  ", "medians of 2 runs", "\nsqlite: scan ", "\npostgres: scan ",
+			"\nsqlite: run people with no change, snapshot current: ", "x the snapshot plan's wall"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("output lacks %q:\n%s", want, text)
 			}
@@ -253,7 +254,9 @@ func TestRun(t *testing.T) {
 				"run people with no change makes no API call: 0 requests", "no person row written",
 				"run people saved a valid state snapshot: snapshot valid at the current version: true",
 				"plan (snapshot) finds the generated diff", "plan from the snapshot equals the plan from the scan",
-				"plan (scan) says where its state came from", "plan (snapshot) says where its state came from"} {
+				"plan (scan) says where its state came from", "plan (snapshot) says where its state came from",
+				"run people with no change, snapshot current (1), makes no API call: 0 requests",
+				"run people with no change, snapshot current (2), makes no API call: 0 requests"} {
 				if !strings.Contains(text, "ok   "+store+": "+c) {
 					t.Errorf("no passing check %q for %s:\n%s", c, store, text)
 				}

@@ -93,7 +93,28 @@ func writeTable(w io.Writer, results []storeResult) {
 				l.state, l.ratio(), walls(l.plan).median, walls(l.base).median))
 		}
 		fmt.Fprintf(w, "%s: %s\n", r.Store, strings.Join(parts, "; "))
+		writeSteady(w, r)
 	}
+}
+
+// targetSteady is the most a run with no change may take, with a current
+// snapshot, over the snapshot plan's wall time (issue 22).
+const targetSteady = 1.5
+
+// writeSteady prints the no-change runs with a current snapshot against
+// the plans from the snapshot.
+func writeSteady(w io.Writer, r storeResult) {
+	if len(r.Steady) == 0 || len(r.SnapPlan) == 0 {
+		return
+	}
+	sw, pw := walls(r.Steady), walls(r.SnapPlan)
+	ratio := sw.median / pw.median
+	mark := "meets"
+	if ratio > targetSteady {
+		mark = "MISSES"
+	}
+	fmt.Fprintf(w, "%s: run people with no change, snapshot current: %ss, peak %s MiB = %.2fx the snapshot plan's wall (%.2fs); %s the target (<= %.1fx)\n",
+		r.Store, sw.cell(2), peaks(r.Steady).cell(0), ratio, pw.median, mark, targetSteady)
 }
 
 // line is one line of the table: the plans of one state of the plan's

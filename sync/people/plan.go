@@ -62,6 +62,10 @@ type Plan struct {
 	// snapshotErr says why a stored snapshot could not be used, when one
 	// could not and the state was scanned.
 	snapshotErr error
+	// scanned is the state the plan scanned (nil when it read the
+	// snapshot): the run saves it as the snapshot when the people have not
+	// changed since, instead of scanning them again.
+	scanned *stateIndex
 	// resends names the people of Create that state already knows: their
 	// creation was certainly not applied, or an operator released it.
 	resends map[string]bool
@@ -185,6 +189,12 @@ func hashes(p *model.Person) sources.Hashes {
 // sorted into the plan after the read, when the duplicates are known.
 // The departed are the active people of state no row marked as seen.
 func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, error) {
+	return j.buildPlan(ctx, export, false)
+}
+
+// buildPlan is BuildPlan; keepScan keeps in the plan the state it scanned,
+// if it scanned (Plan.scanned), for the run to save as the snapshot.
+func (j *Job) buildPlan(ctx context.Context, export sources.Source, keepScan bool) (*Plan, error) {
 	tenant := j.opts.Tenant
 	plan := &Plan{Tenant: tenant, Source: export.Name()}
 
@@ -211,6 +221,9 @@ func (j *Job) BuildPlan(ctx context.Context, export sources.Source) (*Plan, erro
 	plan.Create = pending
 	plan.ActiveBefore = state.active
 	plan.StateFrom, plan.snapshotErr = state.from, state.snapshotErr
+	if keepScan && state.from == stateFromScan {
+		plan.scanned = state
+	}
 	if plan.Stats.Accepted > 0 && !plan.Stats.Corrections {
 		// An export with no accepted row (a header alone, every row
 		// rejected, an empty query) says nothing about who left: it never

@@ -1,7 +1,6 @@
 package people
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -215,8 +214,7 @@ func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	s.version = version
-	s.people = people.flat()
-	slices.SortFunc(s.people, func(a, b stateEntry) int { return cmp.Compare(a.id, b.id) })
+	s.people = sortedByHash(people.n, people.each, func(e *stateEntry) uint64 { return e.id })
 	s.emails, s.emailOwner = activeEmails(s.people)
 	s.index()
 	return s, nil
@@ -229,13 +227,22 @@ func activeEmails(people []stateEntry) (emails []uint64, owners []uint32) {
 		email uint64
 		owner uint32
 	}
-	all := make([]owned, 0, len(people))
+	active := 0
 	for i := range people {
 		if !people[i].has(flagDeparted) {
-			all = append(all, owned{people[i].email, uint32(i)})
+			active++
 		}
 	}
-	slices.SortFunc(all, func(a, b owned) int { return cmp.Compare(a.email, b.email) })
+	// Among equal e-mail hashes, the owners stay in the order of people.
+	all := sortedByHash(active, func(fn func(*owned)) {
+		o := new(owned)
+		for i := range people {
+			if !people[i].has(flagDeparted) {
+				*o = owned{people[i].email, uint32(i)}
+				fn(o)
+			}
+		}
+	}, func(o *owned) uint64 { return o.email })
 	emails, owners = make([]uint64, len(all)), make([]uint32, len(all))
 	for i, o := range all {
 		emails[i], owners[i] = o.email, o.owner

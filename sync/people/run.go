@@ -192,20 +192,22 @@ func (j *Job) RunOnce(ctx context.Context, feed Feed, flags RunFlags) (*Report, 
 		if loads.bad != nil {
 			j.log.Warn("the stored state snapshot could not be used; the plan scanned the state, and the snapshot is rewritten", zap.Error(loads.bad))
 		}
-		j.refreshSnapshot(ctx, loads.scanned)
+		j.refreshSnapshot(ctx, &loads)
 	}
 	return rep, firstErr
 }
 
 // refreshSnapshot rewrites the tenant's state snapshot when it is missing
 // or stale (the run, or anyone, changed the people since it was built), or
-// when a plan of the run could not use it (scanned): it scans the state and
-// saves the index with the version the scan saw (the store refuses it if
-// the state moved again meanwhile). A run that changed nothing and found a
-// valid snapshot writes nothing. It runs under the job's lock, once per
-// RunOnce; a failure is logged and leaves the run's outcome as it is.
-func (j *Job) refreshSnapshot(ctx context.Context, scanned bool) {
-	if !scanned {
+// when a plan of the run could not use it (loads.scanned). The state a plan
+// of the run scanned is saved as it is when the people have not changed
+// since (the store checks the version); otherwise the state is scanned and
+// saved with the version the scan saw (the store refuses it if the state
+// moved again meanwhile). A run that changed nothing and found a valid
+// snapshot writes nothing. It runs under the job's lock, once per RunOnce;
+// a failure is logged and leaves the run's outcome as it is.
+func (j *Job) refreshSnapshot(ctx context.Context, loads *stateLoads) {
+	if !loads.scanned {
 		valid, err := j.store.PeopleSnapshotValid(ctx, j.opts.Tenant)
 		if err != nil {
 			j.log.Warn("check the state snapshot; not refreshed", zap.Error(err))
@@ -215,20 +217,34 @@ func (j *Job) refreshSnapshot(ctx context.Context, scanned bool) {
 			return
 		}
 	}
+	if s := loads.state; s != nil {
+		loads.state = nil
+		if saved, err := j.saveSnapshot(ctx, s); saved || err != nil {
+			return
+		}
+	}
 	s, err := scanState(ctx, j.store, j.opts.Tenant)
 	if err != nil {
 		j.log.Warn("refresh the state snapshot: scan failed; plans scan until a run saves one", zap.Error(err))
 		return
 	}
-	saved, err := j.store.SavePeopleSnapshot(ctx, j.opts.Tenant, s.version, s.snapshotParts(snapshotPartSize))
+	if saved, err := j.saveSnapshot(ctx, s); !saved && err == nil {
+		j.log.Info("state snapshot not saved: the people changed while it was built", zap.Int64("version", s.version))
+	}
+}
+
+// saveSnapshot saves s as the tenant's snapshot at the version s was read
+// at. saved is false when the people changed since; a failure is logged
+// and returned.
+func (j *Job) saveSnapshot(ctx context.Context, s *stateIndex) (saved bool, err error) {
+	saved, err = j.store.SavePeopleSnapshot(ctx, j.opts.Tenant, s.version, s.snapshotParts(snapshotPartSize))
 	switch {
 	case err != nil:
 		j.log.Warn("refresh the state snapshot: save failed; plans scan until a run saves one", zap.Error(err))
-	case !saved:
-		j.log.Info("state snapshot not saved: the people changed while it was built", zap.Int64("version", s.version))
-	default:
+	case saved:
 		j.log.Debug("state snapshot saved", zap.Int64("version", s.version), zap.Int("people", len(s.people)))
 	}
+	return saved, err
 }
 
 // processExport plans and applies one export and commits its outcome, then
@@ -269,7 +285,7 @@ func (j *Job) processExport(ctx context.Context, cycle string, export Export, fl
 			return j.notApprovable(ctx, x)
 		}
 	}
-	plan, err := j.BuildPlan(ctx, export)
+	plan, err := j.buildPlan(ctx, export, true)
 	if err == nil {
 		loads.note(plan)
 	}

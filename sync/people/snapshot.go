@@ -389,6 +389,8 @@ type stateLoads struct {
 	scanned bool
 	// bad is why a stored snapshot could not be used, if one could not.
 	bad error
+	// state is the state the last scanning plan read, taken from the plan.
+	state *stateIndex
 }
 
 // note records where the state of plan came from.
@@ -397,6 +399,7 @@ func (l *stateLoads) note(plan *Plan) {
 		return
 	}
 	l.scanned = true
+	l.state, plan.scanned = plan.scanned, nil
 	if plan.snapshotErr != nil {
 		l.bad = plan.snapshotErr
 	}
