@@ -116,14 +116,20 @@ func (f *file) Rows(ctx context.Context, lines map[int]bool) (csvsrc.Records, er
 
 func (e *env) export(name string, rows []person) *file {
 	e.t.Helper()
+	return writeExport(e.t, e.dir, name, rows)
+}
+
+// writeExport writes rows as the CSV export dir/name.
+func writeExport(t testing.TB, dir, name string, rows []person) *file {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("externalId,email,firstName,lastName,department,startDate,addBalance\n")
 	for _, p := range rows {
 		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%s\n", p.id, p.email, p.first, p.last, p.dept, p.start, p.balance)
 	}
-	path := filepath.Join(e.dir, name)
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return &file{File: csvsrc.File{Path: path, Options: csvOptions()}, sha: hex.EncodeToString(sum[:]), size: int64(b.Len())}
