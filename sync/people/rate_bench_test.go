@@ -28,7 +28,12 @@ import (
 // the rate limit's bound, (calls - burst) / rate; of_bound is that bound
 // over the run's wall time (1 is the bound; the target is at least 0.95).
 // calls_of_bound is the same over the calls alone: from the first call's
-// arrival at the emulator to the last one's, as it logged them.
+// arrival at the emulator to the last one's, as it logged them; lead_s is
+// the time from the run's start to the first call's arrival.
+//
+// HRSYNC_BENCH_RATE_LATENCY (a duration) delays every createPeople answer
+// of the emulator, as a distant platform would, and
+// HRSYNC_BENCH_RATE_CONCURRENCY replaces the tenant's default concurrency.
 //
 // It fails when a person is not created exactly once, when the emulator
 // answers anything but success, or when the calls the emulator received
@@ -42,17 +47,12 @@ func BenchmarkFirstImportAtRate(b *testing.B) {
 // benchFirstImportAtRate is BenchmarkFirstImportAtRate on the stores open
 // opens.
 func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store) {
-	n := 20000
-	if v := os.Getenv("HRSYNC_BENCH_RATE_PEOPLE"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
-			b.Fatalf("HRSYNC_BENCH_RATE_PEOPLE=%q: want a positive number", v)
-		}
-	}
+	n := envCount(b, "HRSYNC_BENCH_RATE_PEOPLE", 20000)
 	api, tenant := config.Default().API, config.DefaultTenant().People
+	tenant.Concurrency = envCount(b, "HRSYNC_BENCH_RATE_CONCURRENCY", tenant.Concurrency)
 	calls := (n + tenant.BatchSize - 1) / tenant.BatchSize
 	bound := time.Duration(float64(max(calls-api.Burst, 0)) / api.RatePerSecond * float64(time.Second))
-	var wall, callsWall time.Duration
+	var wall, callsWall, lead time.Duration
 	runs := 0
 	for b.Loop() {
 		b.StopTimer()
@@ -68,7 +68,9 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 		if got := rep.Outcome(); got != model.OutcomeOK {
 			b.Fatalf("outcome %s, want ok: %+v", got, rep.Exports)
 		}
-		callsWall += w.check(b, n, calls)
+		first, last := w.check(b, n, calls)
+		callsWall += last.Sub(first)
+		lead += first.Sub(began)
 		wall += took
 		runs++
 		b.StartTimer()
@@ -76,12 +78,27 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	perRun := wall / time.Duration(runs)
 	perCalls := callsWall / time.Duration(runs)
 	b.ReportMetric(float64(calls), "calls")
+	b.ReportMetric((lead / time.Duration(runs)).Seconds(), "lead_s")
 	b.ReportMetric(bound.Seconds(), "bound_s")
 	b.ReportMetric(perRun.Seconds(), "wall_s")
 	b.ReportMetric(float64(n)/perRun.Seconds(), "people/s")
 	b.ReportMetric(float64(calls)/perRun.Seconds(), "calls/s")
 	b.ReportMetric(bound.Seconds()/perRun.Seconds(), "of_bound")
 	b.ReportMetric(bound.Seconds()/perCalls.Seconds(), "calls_of_bound")
+}
+
+// envCount reads a positive count from the environment, or def.
+func envCount(b *testing.B, name string, def int) int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive number", name, v)
+	}
+	return n
 }
 
 // rateWorld is one run's world: an empty SQLite state, a fresh emulator
@@ -98,6 +115,15 @@ type rateWorld struct {
 func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.People, n int) *rateWorld {
 	b.Helper()
 	emu := emutest.New(b)
+	if v := os.Getenv("HRSYNC_BENCH_RATE_LATENCY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("HRSYNC_BENCH_RATE_LATENCY=%q: %v", v, err)
+		}
+		if _, err := emu.AddFault(emulator.Fault{Operation: "createPeople", Latency: emulator.Duration(d), Rate: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	srv := httptest.NewServer(emu)
 	b.Cleanup(srv.Close)
 	client, err := apiclient.New(apiclient.Config{
@@ -121,8 +147,8 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 
 // check fails b unless every person was created once with their balance,
 // every call succeeded, and the calls kept to the rate limit; it returns
-// the time from the first call's arrival to the last one's.
-func (w *rateWorld) check(b *testing.B, n, calls int) time.Duration {
+// when the first call and the last one arrived.
+func (w *rateWorld) check(b *testing.B, n, calls int) (first, last time.Time) {
 	b.Helper()
 	var times []time.Time
 	for _, r := range w.emu.Requests() {
@@ -151,7 +177,7 @@ func (w *rateWorld) check(b *testing.B, n, calls int) time.Duration {
 		}
 	}
 	checkBucket(b, times, w.api.RatePerSecond, w.api.Burst)
-	return times[len(times)-1].Sub(times[0])
+	return times[0], times[len(times)-1]
 }
 
 // checkBucket fails b when some window [times[i], times[j]] of the calls
