@@ -1,32 +1,15 @@
 package orders
 
 import (
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
 	"hrsync/emulator"
+	"hrsync/internal/bench/benchenv"
 	"hrsync/store"
 )
-
-// benchSize reads a size from the environment, or def. `make bench` runs
-// with the issue's sizes when HRSYNC_BENCH_POLL_ORDERS=10000 is set
-// (docs/benchmarks.md); the default keeps a plain `go test -bench` short.
-func benchSize(b *testing.B, name string, def int) int {
-	b.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive number", name, v)
-	}
-	return n
-}
 
 // BenchmarkStatusPoll polls N open orders (HRSYNC_BENCH_POLL_ORDERS,
 // default 1000) from the in-process emulator over loopback, every status
@@ -39,7 +22,9 @@ func BenchmarkStatusPoll(b *testing.B) {
 		latency     = 20 * time.Millisecond
 		concurrency = 32
 	)
-	n := benchSize(b, "HRSYNC_BENCH_POLL_ORDERS", 1000)
+	// `make bench` runs with the issue's size, HRSYNC_BENCH_POLL_ORDERS=10000
+	// (docs/benchmarks.md); the default keeps a plain `go test -bench` short.
+	n := benchenv.Count(b, "HRSYNC_BENCH_POLL_ORDERS", 1000)
 	w := newWorld(b, concurrency)
 	if err := w.st.SavePeople(b.Context(), "acme", []store.PersonRow{
 		{ExternalID: "E1001", Email: "e1001@example.test", RemoteID: emulator.PersonJamesID},

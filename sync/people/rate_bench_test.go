@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"hrsync/apiclient"
 	"hrsync/config"
 	"hrsync/emulator"
+	"hrsync/internal/bench/benchenv"
 	"hrsync/internal/emutest"
 	"hrsync/internal/storetest"
 	"hrsync/model"
@@ -47,9 +47,9 @@ func BenchmarkFirstImportAtRate(b *testing.B) {
 // benchFirstImportAtRate is BenchmarkFirstImportAtRate on the stores open
 // opens.
 func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store) {
-	n := envCount(b, "HRSYNC_BENCH_RATE_PEOPLE", 20000)
+	n := benchenv.Count(b, "HRSYNC_BENCH_RATE_PEOPLE", 20000)
 	api, tenant := config.Default().API, config.DefaultTenant().People
-	tenant.Concurrency = envCount(b, "HRSYNC_BENCH_RATE_CONCURRENCY", tenant.Concurrency)
+	tenant.Concurrency = benchenv.Count(b, "HRSYNC_BENCH_RATE_CONCURRENCY", tenant.Concurrency)
 	calls := (n + tenant.BatchSize - 1) / tenant.BatchSize
 	bound := time.Duration(float64(max(calls-api.Burst, 0)) / api.RatePerSecond * float64(time.Second))
 	var wall, callsWall, lead time.Duration
@@ -85,20 +85,6 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	b.ReportMetric(float64(calls)/perRun.Seconds(), "calls/s")
 	b.ReportMetric(bound.Seconds()/perRun.Seconds(), "of_bound")
 	b.ReportMetric(bound.Seconds()/perCalls.Seconds(), "calls_of_bound")
-}
-
-// envCount reads a positive count from the environment, or def.
-func envCount(b *testing.B, name string, def int) int {
-	b.Helper()
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		b.Fatalf("%s=%q: want a positive number", name, v)
-	}
-	return n
 }
 
 // rateWorld is one run's world: an empty SQLite state, a fresh emulator
