@@ -134,7 +134,11 @@ type Emulator struct {
 	rng      *rand.Rand
 	faults   []*Fault
 	faultSeq int
-	log      []RequestLogEntry
+
+	// logMu guards log alone, so that a request is recorded while its
+	// handler holds mu (taken after mu, never before it).
+	logMu sync.Mutex
+	log   []RequestLogEntry
 }
 
 // New returns an emulator loaded with the built-in dataset.
@@ -208,7 +212,7 @@ func (e *Emulator) resetLocked() {
 		uint64(e.opts.Seed), uint64(e.opts.Seed)^0x9e3779b97f4a7c15))
 	e.faults = nil
 	e.faultSeq = 0
-	e.log = nil
+	e.ClearRequests()
 	e.limits = Limits{MaxBodyBytes: e.opts.MaxBodyBytes, MaxFieldChars: e.opts.MaxFieldChars, MaxBalance: e.opts.MaxBalance}
 }
 
@@ -273,9 +277,10 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	sw := &statusWriter{ResponseWriter: w}
 	logged := false
-	// finish records the request once: at the end, or just before a
-	// dropped connection is closed (the caller may look at the log as soon
-	// as it sees the connection close).
+	// finish records the request once: when its status is written, before
+	// the answer leaves; just before a dropped connection is closed; or at
+	// the end (the caller may look at the log as soon as it sees an answer
+	// or the connection close).
 	sw.finish = func() {
 		if logged {
 			return
@@ -350,8 +355,8 @@ type RequestLogEntry struct {
 }
 
 func (e *Emulator) record(entry RequestLogEntry) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
 	if len(e.log) >= DefaultRequestLogSize {
 		e.log = append(e.log[:0], e.log[len(e.log)-DefaultRequestLogSize+1:]...)
 	}
@@ -360,15 +365,15 @@ func (e *Emulator) record(entry RequestLogEntry) {
 
 // Requests returns the request log, oldest first.
 func (e *Emulator) Requests() []RequestLogEntry {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
 	return append([]RequestLogEntry(nil), e.log...)
 }
 
 // ClearRequests empties the request log.
 func (e *Emulator) ClearRequests() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
 	e.log = nil
 }
 
@@ -381,16 +386,22 @@ type statusWriter struct {
 	finish   func() // records the request in the log, once
 }
 
+// WriteHeader records the request with its status before the answer
+// leaves: a client never sees an answer the log does not hold yet.
 func (s *statusWriter) WriteHeader(code int) {
 	if s.status == 0 {
 		s.status = code
+		s.finish()
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
 
+// Write answers 200 when no status was written, recorded as WriteHeader
+// does.
 func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = http.StatusOK
+		s.finish()
 	}
 	return s.ResponseWriter.Write(b)
 }

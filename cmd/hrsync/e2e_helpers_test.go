@@ -656,11 +656,13 @@ func (m *emulatorProc) people(t *testing.T, company string) []emuPerson {
 
 // request is one entry of the emulator's request log.
 type request struct {
-	OperationID    string `json:"operationId"`
-	Status         int    `json:"status"`
-	IdempotencyKey string `json:"idempotencyKey"`
-	Fault          string `json:"fault"`
-	Dropped        bool   `json:"dropped"`
+	// Time is when the emulator began to handle the request.
+	Time           time.Time `json:"time"`
+	OperationID    string    `json:"operationId"`
+	Status         int       `json:"status"`
+	IdempotencyKey string    `json:"idempotencyKey"`
+	Fault          string    `json:"fault"`
+	Dropped        bool      `json:"dropped"`
 }
 
 func (m *emulatorProc) requests(t *testing.T) []request {
