@@ -10,8 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"hrsync/emulator"
 	"hrsync/internal/emutest"
 )
 
@@ -100,19 +97,7 @@ func TestREADMERunAllOrder(t *testing.T) {
 	}
 	told := append([]string{m[1]}, append(strings.Split(m[2], ", "), m[3])...)
 
-	// The emulator's dataset with no personalize delay (the default
-	// blocks each first call 15-20 s).
-	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{emutest.Token: nil}, Seed: 1, PersonalizeDelay: &emulator.DelayRange{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: emutest.Validated(t, emu), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	_, baseURL := emutest.Serve(t)
 
 	dir := t.TempDir()
 	cfg, err := os.ReadFile(filepath.Join("..", "..", "examples", "demo.yaml"))
@@ -134,7 +119,7 @@ func TestREADMERunAllOrder(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binaryPath(), "run", "all", "--config", filepath.Join(dir, "hrsync.yaml"))
-	cmd.Env = childEnv("HRSYNC_API_TOKEN="+emutest.Token, "HRSYNC_API_BASE_URL=http://"+ln.Addr().String(),
+	cmd.Env = childEnv("HRSYNC_API_TOKEN="+emutest.Token, "HRSYNC_API_BASE_URL="+baseURL,
 		"HRSYNC_LOG_FORMAT=json", "HRSYNC_LOG_LEVEL=info")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

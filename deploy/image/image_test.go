@@ -10,8 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"hrsync/emulator"
 	"hrsync/internal/emutest"
 )
 
@@ -319,19 +316,7 @@ tenants:
 // runPeople runs `run people` in the image against the emulator.
 func runPeople(ctx context.Context, t *testing.T, e engine, image string) {
 	t.Helper()
-	// The emulator's dataset with no personalize delay (the default
-	// blocks each first call 15-20 s).
-	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{emutest.Token: nil}, Seed: 1, PersonalizeDelay: &emulator.DelayRange{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: emutest.Validated(t, emu), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	emu, baseURL := emutest.Serve(t)
 
 	dir := t.TempDir()
 	cfgDir, secrets, state, drop := filepath.Join(dir, "config"), filepath.Join(dir, "secrets"), filepath.Join(dir, "state"), filepath.Join(dir, "drop")
@@ -340,7 +325,7 @@ func runPeople(ctx context.Context, t *testing.T, e engine, image string) {
 			t.Fatal(err)
 		}
 	}
-	cfg := strings.Replace(testConfig, "BASE_URL", "http://"+ln.Addr().String(), 1)
+	cfg := strings.Replace(testConfig, "BASE_URL", baseURL, 1)
 	if err := os.WriteFile(filepath.Join(cfgDir, "hrsync.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -62,3 +62,18 @@ func Start(t testing.TB) (*emulator.Emulator, *apiclient.Client) {
 	emu := New(t)
 	return emu, Client(t, Validated(t, emu))
 }
+
+// Serve serves a fresh emulator (seed 1, accepting Token, personalize
+// answering at once instead of after 15-20 s) on a loopback server behind
+// the contract's validation, for a child process such as the hrsync
+// binary or its container; it returns the emulator and its base URL.
+func Serve(t testing.TB) (*emulator.Emulator, string) {
+	t.Helper()
+	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{Token: nil}, Seed: 1, PersonalizeDelay: &emulator.DelayRange{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Validated(t, emu))
+	t.Cleanup(srv.Close)
+	return emu, srv.URL
+}
