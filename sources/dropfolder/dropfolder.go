@@ -80,6 +80,10 @@ type File struct {
 	// info is what Lstat said of the file when it was found: it tells the
 	// file found from another put in its place since.
 	info fs.FileInfo
+	// vouched is the file's change time when that time vouches for the
+	// content hashed (vouchFor): Archive then trusts an unchanged change
+	// time instead of hashing the file again. Zero: hash again.
+	vouched time.Time
 }
 
 // rel is the file's name relative to the drop folder.
@@ -241,7 +245,9 @@ func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, 
 		return true, nil
 	}
 	defer fh.Close()
-	sum, same, err := hashOpen(ctx, fh, *file)
+	hashStart := f.now()
+	sum, st, err := hashOpen(ctx, fh)
+	same := err == nil && sameVersion(st, *file)
 	switch {
 	case ctx.Err() != nil:
 		return false, fmt.Errorf("hash %s: %w", file.Display(), ctx.Err())
@@ -257,21 +263,22 @@ func (f *Folder) inspect(ctx context.Context, root *os.Root, file *File) (bool, 
 		return true, nil
 	}
 	file.SHA256 = sum
+	file.vouched = vouchFor(st, hashStart)
 	return true, nil
 }
 
-// hashOpen returns the hex SHA-256 of the open file fh, and whether it is
-// still the version of file afterwards (same file, size and mtime).
-func hashOpen(ctx context.Context, fh *os.File, file File) (string, bool, error) {
+// hashOpen returns the hex SHA-256 of the open file fh, and what fh.Stat
+// said of it afterwards.
+func hashOpen(ctx context.Context, fh *os.File) (string, fs.FileInfo, error) {
 	h := sha256.New()
 	if _, err := io.Copy(h, sources.ContextReader(ctx, fh)); err != nil {
-		return "", false, err
+		return "", nil, err
 	}
 	st, err := fh.Stat()
 	if err != nil {
-		return "", false, err
+		return "", nil, err
 	}
-	return hex.EncodeToString(h.Sum(nil)), sameVersion(st, file), nil
+	return hex.EncodeToString(h.Sum(nil)), st, nil
 }
 
 // sameVersion tells whether st describes the version of file that was
@@ -335,7 +342,9 @@ func (f *Folder) Unchanged(fh *os.File, file File) error {
 
 // current checks, before Archive moves it, that file is still in the
 // folder as the version read: same file, size and modification time, and,
-// for a file with a hash, the same content. An error wraps
+// for a file with a hash, the same content: vouched for by a change time
+// that has not moved since well before the hash (vouchFor), else hashed
+// again. An error wraps
 // sources.ErrChanged when it changed, fs.ErrNotExist when it is gone.
 func (f *Folder) current(ctx context.Context, file File) error {
 	st, err := os.Lstat(file.Path)
@@ -346,7 +355,7 @@ func (f *Folder) current(ctx context.Context, file File) error {
 		return fmt.Errorf("stat %s: %w", file.Display(), errors.Unwrap(err))
 	case !sameVersion(st, file):
 		return changed(file)
-	case file.SHA256 == "":
+	case file.SHA256 == "" || vouches(st, file.vouched):
 		return nil
 	}
 	fh, err := f.Open(file)
@@ -354,11 +363,11 @@ func (f *Folder) current(ctx context.Context, file File) error {
 		return err
 	}
 	defer fh.Close()
-	sum, same, err := hashOpen(ctx, fh, file)
+	sum, st, err := hashOpen(ctx, fh)
 	switch {
 	case err != nil:
 		return fmt.Errorf("hash %s: %w", file.Display(), err)
-	case !same || sum != file.SHA256:
+	case !sameVersion(st, file) || sum != file.SHA256:
 		return changed(file)
 	}
 	return nil

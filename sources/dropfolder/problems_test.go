@@ -141,9 +141,13 @@ func TestReadyTransient(t *testing.T) {
 // TestArchiveChanged: a file written to between the read (Ready's hash)
 // and the archive stays in the drop folder, unarchived, with no report
 // left behind, whether its size, its mtime or only its content changed.
+// Each change is tried on a file written just before Ready (its change
+// time cannot vouch for it: Archive hashes it again) and on one whose
+// status last changed more than vouchMargin before Ready (Archive trusts
+// an unchanged change time, and a write moves it).
 func TestArchiveChanged(t *testing.T) {
 	base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
+	changes := []struct {
 		name   string
 		change func(t *testing.T, path string)
 	}{
@@ -171,36 +175,27 @@ func TestArchiveChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "employees.csv")
-			write(t, path, "externalId\nP1\n")
-			setMtime(t, path, base)
-			f := newFolder(t, sources.DropFolderOptions{Dir: dir})
-			files := readyNow(t, f)
-			if len(files) != 1 {
-				t.Fatalf("Ready = %v", names(files))
-			}
-			tc.change(t, path)
-			_, err := f.Archive(t.Context(), files[0], Processed, jsonReport(map[string]string{}))
-			if !errors.Is(err, sources.ErrChanged) {
-				t.Fatalf("Archive = %v, want ErrChanged", err)
-			}
-			if !exists(path) {
-				t.Error("the changed file left the drop folder")
-			}
-			if got := namesIn(t, filepath.Join(dir, ProcessedDir)); len(got) != 0 {
-				t.Errorf("processed/ holds %v, want nothing", got)
-			}
-			again := readyNow(t, f)
-			if len(again) != 1 || again[0].Problem != nil {
-				t.Fatalf("next Ready = %+v, want the file again", again)
-			}
-			if newContent := strings.Contains(tc.name, "content") || strings.Contains(tc.name, "appended"); newContent && again[0].SHA256 == files[0].SHA256 {
-				t.Errorf("next Ready: hash %s unchanged, want the new content's", again[0].SHA256)
-			}
-		})
+	}
+	// The old files are all written first and left to age once.
+	old := map[string]string{}
+	for _, tc := range changes {
+		old[tc.name] = t.TempDir()
+		write(t, filepath.Join(old[tc.name], "employees.csv"), "externalId\nP1\n")
+		setMtime(t, filepath.Join(old[tc.name], "employees.csv"), base)
+	}
+	time.Sleep(vouchMargin + 100*time.Millisecond)
+	for _, age := range []string{"written just before", "unchanged for a while"} {
+		for _, tc := range changes {
+			t.Run(age+"/"+tc.name, func(t *testing.T) {
+				dir := old[tc.name]
+				if age == "written just before" {
+					dir = t.TempDir()
+					write(t, filepath.Join(dir, "employees.csv"), "externalId\nP1\n")
+					setMtime(t, filepath.Join(dir, "employees.csv"), base)
+				}
+				archiveAfterChange(t, dir, age == "unchanged for a while", tc.name, tc.change)
+			})
+		}
 	}
 	t.Run("gone", func(t *testing.T) {
 		dir := t.TempDir()
@@ -218,6 +213,74 @@ func TestArchiveChanged(t *testing.T) {
 			t.Errorf("processed/ holds %v, want nothing", got)
 		}
 	})
+}
+
+// archiveAfterChange finds the export in dir, changes it, and checks that
+// Archive refuses it and the next Ready finds it again; vouched says
+// whether its change time should vouch for its content.
+func archiveAfterChange(t *testing.T, dir string, vouched bool, name string, change func(*testing.T, string)) {
+	t.Helper()
+	path := filepath.Join(dir, "employees.csv")
+	f := newFolder(t, sources.DropFolderOptions{Dir: dir})
+	files := readyNow(t, f)
+	if len(files) != 1 {
+		t.Fatalf("Ready = %v", names(files))
+	}
+	if got := !files[0].vouched.IsZero(); got != vouched {
+		t.Fatalf("change time vouches: %v, want %v", got, vouched)
+	}
+	change(t, path)
+	_, err := f.Archive(t.Context(), files[0], Processed, jsonReport(map[string]string{}))
+	if !errors.Is(err, sources.ErrChanged) {
+		t.Fatalf("Archive = %v, want ErrChanged", err)
+	}
+	if !exists(path) {
+		t.Error("the changed file left the drop folder")
+	}
+	if got := namesIn(t, filepath.Join(dir, ProcessedDir)); len(got) != 0 {
+		t.Errorf("processed/ holds %v, want nothing", got)
+	}
+	again := readyNow(t, f)
+	if len(again) != 1 || again[0].Problem != nil {
+		t.Fatalf("next Ready = %+v, want the file again", again)
+	}
+	if newContent := strings.Contains(name, "content") || strings.Contains(name, "appended"); newContent && again[0].SHA256 == files[0].SHA256 {
+		t.Errorf("next Ready: hash %s unchanged, want the new content's", again[0].SHA256)
+	}
+}
+
+// TestArchiveVouchedByChangeTime: Archive reads a file again only when its
+// change time cannot vouch for its content: one open for a file written
+// just before Ready, none for a file unchanged for longer than
+// vouchMargin; and both are archived.
+func TestArchiveVouchedByChangeTime(t *testing.T) {
+	oldDir := t.TempDir()
+	write(t, filepath.Join(oldDir, "employees.csv"), "externalId\nP1\n")
+	time.Sleep(vouchMargin + 100*time.Millisecond)
+	freshDir := t.TempDir()
+	write(t, filepath.Join(freshDir, "employees.csv"), "externalId\nP1\n")
+	for _, tc := range []struct {
+		dir       string
+		wantOpens int
+	}{{oldDir, 0}, {freshDir, 1}} {
+		f := newFolder(t, sources.DropFolderOptions{Dir: tc.dir})
+		files := readyNow(t, f)
+		if len(files) != 1 || files[0].Problem != nil {
+			t.Fatalf("Ready = %+v", files)
+		}
+		opens := 0
+		open := f.open
+		f.open = func(root *os.Root, name string) (*os.File, error) {
+			opens++
+			return open(root, name)
+		}
+		if _, err := f.Archive(t.Context(), files[0], Processed, jsonReport(map[string]string{})); err != nil {
+			t.Fatalf("Archive: %v", err)
+		}
+		if opens != tc.wantOpens {
+			t.Errorf("Archive opened the file %d time(s), want %d", opens, tc.wantOpens)
+		}
+	}
 }
 
 // TestKeptStill: a writer that appends between Archive's check and its move

@@ -187,7 +187,11 @@ func hashPath(ctx context.Context, file File) (string, bool, error) {
 		return "", false, err
 	}
 	defer fh.Close()
-	return hashOpen(ctx, fh, file)
+	sum, st, err := hashOpen(ctx, fh)
+	if err != nil {
+		return "", false, err
+	}
+	return sum, sameVersion(st, file), nil
 }
 
 // DisplayRel is Rel with the file's name as every output prints it
