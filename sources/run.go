@@ -66,7 +66,11 @@ type Keys interface {
 
 // Loc is where Keys.Locate found a row's keys. Run hands it back to First
 // and does not look inside.
-type Loc struct{ ID, Email int32 }
+type Loc struct {
+	ID, Email int32
+	// Note is what else Locate found out, for the Keys' own use.
+	Note uint32
+}
 
 // mapKeys is the Keys of a Run whose caller has none: a map per field
 // from a key's hash to its first line. Two different keys with the same
