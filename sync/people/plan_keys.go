@@ -46,7 +46,31 @@ const locSame = 1
 // has, the common case, needs no e-mail lookup; unless another active
 // person of state has that e-mail too, when the e-mail's slot is its first
 // owner's, as for any other row.
-func (k *stateKeys) Locate(p *model.Person, h sources.Hashes) sources.Loc {
+//
+// A first pass only reads the entry where each externalId's lookup starts:
+// the reads depend on no other, so that their cache misses overlap, and
+// the lookups of the second pass find the entries in the caches.
+func (k *stateKeys) Locate(people []model.Person, hashes []sources.Hashes, locs []sources.Loc) {
+	s := k.state
+	if n := len(s.people); n > 0 {
+		for i := range people {
+			if people[i].ExternalID != "" {
+				lo, _ := s.byID.span(hashes[i].ID)
+				// Kept in the Loc (overwritten below), so that the read
+				// is made.
+				locs[i].Note = uint32(s.people[min(lo, n-1)].flags)
+			}
+		}
+	}
+	for i := range people {
+		if p := &people[i]; p.ExternalID != "" || p.Email != "" {
+			locs[i] = k.locate(p, hashes[i])
+		}
+	}
+}
+
+// locate is Locate for one person with keys.
+func (k *stateKeys) locate(p *model.Person, h sources.Hashes) sources.Loc {
 	var loc sources.Loc
 	s := k.state
 	entry := -1
