@@ -26,16 +26,19 @@ func plainValue(s string) bool {
 	return true
 }
 
-// plainEmail is the fast path of Validator.checkEmail: for a plain value
-// (plainValue) that lower-cases to a plain address (plainAddress), or to
-// "", it returns the normalized address and true; CheckEmail and checkKey
-// would accept it as it is. Anything else says false.
+// plainEmail is the fast path of Validator.checkEmail: for a value that
+// is a plain address (plainAddress: ASCII letters, digits and the atom
+// characters only, so nothing to trim or normalize but the case), or "",
+// it returns the address lower-cased and true; CheckEmail and checkKey
+// would accept it so. Anything else says false.
 func plainEmail(s string) (string, bool) {
-	if !plainValue(s) {
+	if s == "" {
+		return "", true
+	}
+	if !plainAddress(s) {
 		return "", false
 	}
-	e := lowerASCII(s)
-	return e, e == "" || plainAddress(e)
+	return lowerASCII(s), true
 }
 
 // lowerASCII lower-cases the ASCII letters of s, as strings.ToLower does

@@ -290,8 +290,11 @@ func (m *merger) batch(b *Batch) error {
 }
 
 // accept hands an accepted row on: with its hashes when the handler takes
-// them.
+// them, by pointer when it takes that.
 func (m *merger) accept(p *model.Person, h Hashes) error {
+	if m.h.AcceptRow != nil {
+		return m.h.AcceptRow(p, h)
+	}
 	if m.h.AcceptHashed != nil {
 		return m.h.AcceptHashed(*p, h)
 	}

@@ -81,6 +81,12 @@ type Handler struct {
 	// compute them again. A caller that sets it sets Accept too, for the
 	// sources that hand their rows over without Run.
 	AcceptHashed func(model.Person, Hashes) error
+	// AcceptRow, when set, gets in place of AcceptHashed (and Accept) each
+	// row that passed every check in Run, as AcceptHashed would, but by
+	// pointer: the person is Run's, valid only during the call (a caller
+	// that keeps it copies it), and the ordered stage of Run need not copy
+	// it for a caller that looks at a few of its fields.
+	AcceptRow func(*model.Person, Hashes) error
 	// Reject gets each problem of a rejected row.
 	Reject func(model.Rejection) error
 	// Retract takes back the accepted row of the line; nil when the caller

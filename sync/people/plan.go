@@ -253,7 +253,7 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 	pending People, retracted map[int]bool, err error) {
 	retracted = map[int]bool{}
 	keys := newStateKeys(state)
-	accept := func(p model.Person, h sources.Hashes) error {
+	accept := func(p *model.Person, h sources.Hashes) error {
 		// The fingerprint hashes the externalId too: equal hashes
 		// confirm the entry (findHash). Any other row is sorted
 		// after the read, with the externalId compared.
@@ -262,13 +262,14 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 			plan.noteUnchanged(p)
 			return nil
 		}
-		pending.Add(p, h)
+		pending.Add(*p, h)
 		return nil
 	}
 	stats, err := export.Read(ctx, sources.Handler{
 		Keys:         keys,
-		AcceptHashed: accept,
-		Accept:       func(p model.Person) error { return accept(p, hashes(&p)) },
+		AcceptRow:    accept,
+		AcceptHashed: func(p model.Person, h sources.Hashes) error { return accept(&p, h) },
+		Accept:       func(p model.Person) error { return accept(&p, hashes(&p)) },
 		Reject: func(r model.Rejection) error {
 			plan.Rejections = append(plan.Rejections, r)
 			return nil
@@ -370,7 +371,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != h.Email})
 		plan.changedRows.Add(p, h)
 	default:
-		plan.noteUnchanged(p)
+		plan.noteUnchanged(&p)
 	}
 	return false, nil
 }
