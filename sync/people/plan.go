@@ -257,8 +257,8 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 		// The fingerprint hashes the externalId too: equal hashes
 		// confirm the entry (findHash). Any other row is sorted
 		// after the read, with the externalId compared.
-		if i, same := keys.entry(p.Line, h.ID, h.Fields); same && !state.marks.seen.has(i) {
-			state.marks.seen.set(i) // its idLine is this row's: the read marked it first
+		if i, same := keys.entry(p.Line, h.ID, h.Fields); same && !state.marks.seen(i) {
+			state.marks.set(i, markSeen) // its idLine is this row's: the read marked it first
 			plan.noteUnchanged(p)
 			return nil
 		}
@@ -287,8 +287,8 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 		// the row of its entry's idLine.
 		marks := &state.marks
 		for i := range state.people {
-			if marks.seen.has(i) && retracted[marks.idLine(i)] {
-				marks.seen.clear(i)
+			if marks.seen(i) && retracted[marks.idLine(i)] {
+				marks.clear(i, markSeen)
 				plan.Unchanged--
 			}
 		}
@@ -337,10 +337,10 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		newIDs[id] = struct{}{}
 		return true, nil
 	}
-	if state.marks.seen.has(at) {
+	if state.marks.seen(at) {
 		return false, fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
 	}
-	state.marks.seen.set(at)
+	state.marks.set(at, markSeen)
 	k := &state.people[at]
 	if !k.has(flagCreated) && blocked[p.ExternalID] {
 		plan.Held = append(plan.Held, p.ExternalID)

@@ -299,7 +299,7 @@ func (s *stateIndex) externalID(e *stateEntry) string {
 func (s *stateIndex) departed() []string {
 	var out []string
 	for i := range s.people {
-		if e := &s.people[i]; !s.marks.seen.has(i) && !e.has(flagDeparted) {
+		if e := &s.people[i]; !s.marks.seen(i) && !e.has(flagDeparted) {
 			out = append(out, s.externalID(e))
 		}
 	}

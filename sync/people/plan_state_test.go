@@ -108,7 +108,7 @@ func TestLoadState(t *testing.T) {
 				t.Fatalf("%s not found", r.ExternalID)
 			}
 			if e.fingerprint != uint64(r.Fingerprint) || e.email != sources.KeyHash(r.Email) ||
-				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || s.marks.seen.has(s.findHash(e.id)) {
+				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || s.marks.seen(s.findHash(e.id)) {
 				t.Fatalf("%s: entry %+v does not match row %d", r.ExternalID, *e, i)
 			}
 			if got := s.externalID(e); got != r.ExternalID {
@@ -130,7 +130,7 @@ func TestLoadState(t *testing.T) {
 			switch {
 			case i%10 == 0: // departed already
 			case i%3 == 0:
-				s.marks.seen.set(s.findHash(sources.KeyHash(r.ExternalID)))
+				s.marks.set(s.findHash(sources.KeyHash(r.ExternalID)), markSeen)
 			default:
 				want = append(want, r.ExternalID)
 			}

@@ -181,7 +181,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		marked := *scanned
 		marked.marks = newPlanMarks(len(marked.people))
 		for i := range marked.people {
-			marked.marks.seen.set(i)
+			marked.marks.set(i, markSeen)
 			marked.marks.firstID(i, 7)
 			marked.marks.firstMail(i, 9)
 		}
