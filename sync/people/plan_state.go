@@ -15,12 +15,12 @@ import (
 
 // stateIndex is hrsync's state of one tenant in the compact form the diff
 // needs: per person three 64-bit hashes and a few flags in one sorted
-// slice (32 bytes a person), the plan's marks apart (planMarks, about 8
-// bytes a person), the externalIds back to back in
-// one byte slice (to name the departed), and the e-mail hashes of active
-// people with the person each belongs to. A million people take about
-// 70 MiB, with no Go map: maps of that size cost about twice as much, and
-// the garbage collector lets the heap grow to twice what is live.
+// slice (32 bytes a person), the plan's marks apart (planMarks, about 8.5
+// bytes a person), the externalIds back to back in one byte slice (to
+// name the departed), and the e-mail hashes of active people with the
+// person each belongs to. A million people take about 70 MiB, with no Go
+// map: maps of that size cost about twice as much, and the garbage
+// collector lets the heap grow to twice what is live.
 type stateIndex struct {
 	people     []stateEntry // sorted by id
 	byID       buckets
