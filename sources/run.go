@@ -52,11 +52,14 @@ const BatchLen = 512
 // Keys remembers the keys of the rows read so far (normalized externalIds
 // and e-mails), to find duplicates.
 type Keys interface {
-	// Locate looks the keys of p (hashed in h) up in whatever read-only
-	// index the Keys has, and says where they are. Run calls it from the
-	// workers, on each checked row, so that First has less to do in the
-	// ordered stage; a Keys without an index returns the zero Loc.
-	Locate(p *model.Person, h Hashes) Loc
+	// Locate looks the keys of each of people (hashed in hashes) up in
+	// whatever read-only index the Keys has, and says in locs where they
+	// are. Run calls it from the workers, on each checked batch, with the
+	// three slices of one length, so that First has less to do in the
+	// ordered stage; it skips a person without keys (no ExternalID and no
+	// Email), whose Loc stays zero. A Keys without an index leaves every
+	// Loc zero.
+	Locate(people []model.Person, hashes []Hashes, locs []Loc)
 	// First records that the row on line holds the keys of p (those that
 	// passed their checks: a non-empty ExternalID and Email, hashed in h),
 	// as Locate located them, and returns for each the line of the first
@@ -66,7 +69,11 @@ type Keys interface {
 
 // Loc is where Keys.Locate found a row's keys. Run hands it back to First
 // and does not look inside.
-type Loc struct{ ID, Email int32 }
+type Loc struct {
+	ID, Email int32
+	// Note is what else Locate found out, for the Keys' own use.
+	Note uint32
+}
 
 // mapKeys is the Keys of a Run whose caller has none: a map per field
 // from a key's hash to its first line. Two different keys with the same
@@ -79,7 +86,7 @@ type mapKeys struct{ ids, emails map[uint64]int32 }
 func NewKeys() Keys { return &mapKeys{ids: map[uint64]int32{}, emails: map[uint64]int32{}} }
 
 // Locate finds nothing: mapKeys has no index.
-func (k *mapKeys) Locate(*model.Person, Hashes) Loc { return Loc{} }
+func (k *mapKeys) Locate([]model.Person, []Hashes, []Loc) {}
 
 // First implements Keys.
 func (k *mapKeys) First(p *model.Person, h Hashes, _ Loc, line int) (idFirst, emailFirst int) {
@@ -237,15 +244,11 @@ func (b *Batch) check(v *Validator, keys Keys) {
 		b.people[i], b.rejs[i] = v.Check(&b.Rows[i])
 		b.hashes[i] = hashesOf(&b.people[i], len(b.rejs[i]) == 0)
 	}
-	// The keys are located in a loop of their own: lookups in a large
+	// The keys are located in a pass of their own: lookups in a large
 	// index miss the processor's caches, and misses of a short loop's
 	// iterations overlap, where each row's other checks would keep them
 	// apart.
-	for i := range b.people {
-		if p := &b.people[i]; p.ExternalID != "" || p.Email != "" {
-			b.locs[i] = keys.Locate(p, b.hashes[i])
-		}
-	}
+	keys.Locate(b.people, b.hashes, b.locs)
 }
 
 // batch finds the duplicates of a checked batch and hands its rows on.
@@ -287,8 +290,11 @@ func (m *merger) batch(b *Batch) error {
 }
 
 // accept hands an accepted row on: with its hashes when the handler takes
-// them.
+// them, by pointer when it takes that.
 func (m *merger) accept(p *model.Person, h Hashes) error {
+	if m.h.AcceptRow != nil {
+		return m.h.AcceptRow(p, h)
+	}
 	if m.h.AcceptHashed != nil {
 		return m.h.AcceptHashed(*p, h)
 	}

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -141,4 +142,43 @@ func lines(people []model.Person) []int {
 		out = append(out, p.Line)
 	}
 	return out
+}
+
+// TestRunAcceptForms checks that the three forms of Handler's accept see
+// the same rows, in the same order, and the two hashed ones the hashes of
+// each row.
+func TestRunAcceptForms(t *testing.T) {
+	m := baseMapping()
+	v, err := NewValidator("src", m, testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
+	for i := range 2000 {
+		rows = append(rows, row(i+2, fmt.Sprintf("E%d", i%1500), fmt.Sprintf("p%d@x.io", i)))
+	}
+	type got struct {
+		p model.Person
+		h Hashes
+	}
+	run := func(h Handler, out *[]got) {
+		t.Helper()
+		h.Reject = func(model.Rejection) error { return nil }
+		if _, err := Run(t.Context(), v, &fakeReader{rows: rows, size: 64}, h); err != nil {
+			t.Fatal(err)
+		}
+		if len(*out) == 0 {
+			t.Fatal("no row accepted")
+		}
+	}
+	var plain, hashed, byRow []got
+	run(Handler{Accept: func(p model.Person) error { plain = append(plain, got{p, hashesOf(&p, true)}); return nil }}, &plain)
+	run(Handler{Accept: func(model.Person) error { return errors.New("Accept called") },
+		AcceptHashed: func(p model.Person, h Hashes) error { hashed = append(hashed, got{p, h}); return nil }}, &hashed)
+	run(Handler{Accept: func(model.Person) error { return errors.New("Accept called") },
+		AcceptHashed: func(model.Person, Hashes) error { return errors.New("AcceptHashed called") },
+		AcceptRow:    func(p *model.Person, h Hashes) error { byRow = append(byRow, got{*p, h}); return nil }}, &byRow)
+	if !reflect.DeepEqual(hashed, plain) || !reflect.DeepEqual(byRow, plain) {
+		t.Fatalf("the accept forms differ: %d, %d and %d rows", len(plain), len(hashed), len(byRow))
+	}
 }

@@ -81,6 +81,12 @@ type Handler struct {
 	// compute them again. A caller that sets it sets Accept too, for the
 	// sources that hand their rows over without Run.
 	AcceptHashed func(model.Person, Hashes) error
+	// AcceptRow, when set, gets in place of AcceptHashed (and Accept) each
+	// row that passed every check in Run, as AcceptHashed would, but by
+	// pointer: the person is Run's, valid only during the call (a caller
+	// that keeps it copies it), and the ordered stage of Run need not copy
+	// it for a caller that looks at a few of its fields.
+	AcceptRow func(*model.Person, Hashes) error
 	// Reject gets each problem of a rejected row.
 	Reject func(model.Rejection) error
 	// Retract takes back the accepted row of the line; nil when the caller
@@ -115,6 +121,9 @@ type Validator struct {
 	layouts  [NumFields]string
 	required [NumFields]bool
 	today    time.Time
+	// latestStart is the last start date accepted: today plus
+	// MaxStartAhead.
+	latestStart time.Time
 	// maxValue, maxBalance and nonLatin are the limits of Mapping.
 	maxValue   int
 	maxBalance float64
@@ -127,12 +136,14 @@ func NewValidator(source string, m Mapping, now time.Time) (*Validator, error) {
 	if errs := m.Validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("mapping: %w", errors.Join(errs...))
 	}
+	today := dateOf(now)
 	v := &Validator{
-		source:     source,
-		today:      dateOf(now),
-		maxValue:   m.ValueMax(),
-		maxBalance: m.BalanceMax(),
-		nonLatin:   m.Identifiers.AllowNonLatin,
+		source:      source,
+		today:       today,
+		latestStart: today.Add(MaxStartAhead),
+		maxValue:    m.ValueMax(),
+		maxBalance:  m.BalanceMax(),
+		nonLatin:    m.Identifiers.AllowNonLatin,
 	}
 	for f := range NumFields {
 		v.columns[f] = strings.TrimSpace(m.Columns[f.String()])
@@ -249,8 +260,11 @@ func (v *Validator) checkField(r *Row, f Field, p *model.Person) string {
 }
 
 // checkEmail checks an e-mail address with CheckEmail, then its
-// characters as a key's.
+// characters as a key's. A plain address (plainEmail) takes the fast path.
 func (v *Validator) checkEmail(s string) (string, string) {
+	if e, ok := plainEmail(s); ok {
+		return e, ""
+	}
 	e, reason := CheckEmail(s)
 	if reason == "" && e != "" {
 		if why := checkKey(e, v.nonLatin); why != "" {
@@ -285,7 +299,7 @@ func (v *Validator) checkDates(p *model.Person, add func(Field, string)) {
 		add(BirthDate, fmt.Sprintf("birth date %s is in the future", maskedDate(birth)))
 		birth = time.Time{}
 	}
-	if !start.IsZero() && start.After(v.today.Add(MaxStartAhead)) {
+	if !start.IsZero() && start.After(v.latestStart) {
 		add(StartDate, fmt.Sprintf("start date %s is more than 2 years ahead", maskedDate(start)))
 	}
 	if birth.IsZero() || start.IsZero() {
@@ -295,10 +309,16 @@ func (v *Validator) checkDates(p *model.Person, add func(Field, string)) {
 		add(StartDate, fmt.Sprintf("start date %s is before the birth date", maskedDate(start)))
 		return
 	}
-	if start.Before(birth.AddDate(MinAgeAtStart, 0, 0)) {
+	// Apart by MinAgeAtStart leap years or more, the two dates need no
+	// calendar: the common case, without AddDate's normalization.
+	if start.Sub(birth) < minAgeSpan && start.Before(birth.AddDate(MinAgeAtStart, 0, 0)) {
 		add(BirthDate, fmt.Sprintf("person would be younger than %d on the start date %s", MinAgeAtStart, maskedDate(start)))
 	}
 }
+
+// minAgeSpan is MinAgeAtStart years of 366 days: longer than any
+// MinAgeAtStart calendar years.
+const minAgeSpan = MinAgeAtStart * 366 * 24 * time.Hour
 
 // maskedDate writes a date for a reason, masked as model.MaskDate does:
 // a rejection never holds a whole date.
@@ -320,7 +340,7 @@ func ParseDate(s, layout string) (time.Time, string) {
 		return time.Time{}, ""
 	}
 	if layout == DefaultDateLayout {
-		if t, ok := parseISODate(s); ok && t.Year() >= 1900 {
+		if t, year, ok := parseISODate(s); ok && year >= 1900 {
 			return t, ""
 		}
 	}
@@ -334,37 +354,6 @@ func ParseDate(s, layout string) (time.Time, string) {
 		return time.Time{}, fmt.Sprintf("date %s is before 1900", strconv.Quote(model.MaskDate(s)))
 	}
 	return t, ""
-}
-
-// parseISODate is a fast path of time.Parse(DefaultDateLayout, s) for the
-// common case: it accepts only what time.Parse accepts (four-digit year,
-// two-digit month and day, a day that exists), with the same date, and
-// says !ok for anything else, which the caller then hands to time.Parse.
-func parseISODate(s string) (time.Time, bool) {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return time.Time{}, false
-	}
-	num := func(p string) (int, bool) {
-		n := 0
-		for i := range len(p) {
-			if p[i] < '0' || p[i] > '9' {
-				return 0, false
-			}
-			n = n*10 + int(p[i]-'0')
-		}
-		return n, true
-	}
-	y, ok1 := num(s[:4])
-	m, ok2 := num(s[5:7])
-	d, ok3 := num(s[8:])
-	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
-		return time.Time{}, false
-	}
-	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
-	if t.Day() != d { // the 31st of a 30-day month rolls over
-		return time.Time{}, false
-	}
-	return t, true
 }
 
 // quoteValue quotes a bad value for a reason, cut to a sane length.
@@ -415,15 +404,20 @@ func allDigits(s string) bool {
 // values and the scientific notation a spreadsheet writes for long numbers
 // ("1.23E+05"), which has lost digits already.
 func checkID(s string, allowNonLatin bool) (string, string) {
-	id := NormalizeID(s)
-	if id == "" {
-		return "", ""
-	}
-	if utf8.RuneCountInString(id) > MaxIDLength {
-		return "", fmt.Sprintf("externalId is longer than %d characters", MaxIDLength)
-	}
-	if reason := checkKey(id, allowNonLatin); reason != "" {
-		return "", "externalId " + reason
+	id := s
+	// A plain value (plainValue) of at most MaxIDLength bytes is its own
+	// normal form and passes the checks of its characters and length.
+	if !plainValue(s) || len(s) > MaxIDLength {
+		id = NormalizeID(s)
+		if id == "" {
+			return "", ""
+		}
+		if utf8.RuneCountInString(id) > MaxIDLength {
+			return "", fmt.Sprintf("externalId is longer than %d characters", MaxIDLength)
+		}
+		if reason := checkKey(id, allowNonLatin); reason != "" {
+			return "", "externalId " + reason
+		}
 	}
 	if looksScientific(id) {
 		return "", fmt.Sprintf("externalId %s looks like a number a spreadsheet rewrote in scientific notation; export the column as text", quoteValue(id))
@@ -454,6 +448,9 @@ func looksScientific(s string) bool {
 // checkText trims a free-text value and refuses control characters other
 // than line breaks and tabs, which quoted CSV fields may hold.
 func checkText(s string) (string, string) {
+	if plainValue(s) {
+		return s, "" // nothing to trim, nothing to refuse
+	}
 	s = strings.TrimSpace(s)
 	if reason := badChars(s, true); reason != "" {
 		return "", "value " + reason
@@ -465,22 +462,29 @@ func checkText(s string) (string, string) {
 // spaces is set) and the replacement character a decoder leaves for bytes
 // that are not valid in the file's encoding.
 func badChars(s string, spaces bool) string {
-	printable := true // printable ASCII only: nothing to refuse
+	// Printable ASCII has nothing to refuse: the runes are looked at from
+	// the first other byte on, in one pass (a character that could not be
+	// decoded is named before any control character).
 	for i := range len(s) {
 		if s[i] < 0x20 || s[i] > 0x7e {
-			printable = false
-			break
+			return badRunes(s[i:], spaces)
 		}
 	}
-	if printable {
-		return ""
+	return ""
+}
+
+// badRunes is badChars past its printable ASCII prefix.
+func badRunes(s string, spaces bool) string {
+	control := false
+	for _, r := range s {
+		if r == utf8.RuneError {
+			return "holds a character that could not be decoded: check the file's encoding"
+		}
+		if unicode.IsControl(r) && (!spaces || (r != '\n' && r != '\r' && r != '\t')) {
+			control = true
+		}
 	}
-	if strings.ContainsRune(s, utf8.RuneError) {
-		return "holds a character that could not be decoded: check the file's encoding"
-	}
-	if strings.ContainsFunc(s, func(r rune) bool {
-		return unicode.IsControl(r) && (!spaces || (r != '\n' && r != '\r' && r != '\t'))
-	}) {
+	if control {
 		return "holds control characters"
 	}
 	return ""
@@ -523,63 +527,6 @@ func checkEmail(e string) (string, string) {
 		return "", bad + ": " + reason
 	}
 	return e, ""
-}
-
-// plainAddress is a fast path of CheckEmail for the common case: it
-// accepts only a plain ASCII address that every check of CheckEmail
-// accepts (net/mail included, with the address unchanged), and says false
-// for anything else, which then goes through those checks. A local part of
-// atoms joined by single dots, at most 64 bytes; a domain of two or more
-// labels of letters, digits and inner hyphens, the last one not numeric.
-func plainAddress(e string) bool {
-	at := strings.IndexByte(e, '@')
-	if at < 1 || at > 64 || len(e) > 254 {
-		return false
-	}
-	local, domain := e[:at], e[at+1:]
-	prev := byte('.') // a leading dot is refused
-	for i := range len(local) {
-		c := local[i]
-		switch {
-		case c == '.':
-			if prev == '.' {
-				return false
-			}
-		case !isAtext(c):
-			return false
-		}
-		prev = c
-	}
-	if prev == '.' {
-		return false
-	}
-	labels, start, numeric := 0, 0, true
-	for i := 0; i <= len(domain); i++ {
-		if i < len(domain) && domain[i] != '.' {
-			if c := domain[i]; c != '-' && !isAlnum(c) {
-				return false
-			}
-			continue
-		}
-		l := domain[start:i]
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return false
-		}
-		labels++
-		numeric = allDigits(l)
-		start = i + 1
-	}
-	return labels >= 2 && !numeric
-}
-
-// isAtext tells whether c is an atom character of RFC 5322 (ASCII).
-func isAtext(c byte) bool {
-	return isAlnum(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
-}
-
-// isAlnum tells whether c is an ASCII letter or digit.
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 func checkDomain(d string) string {

@@ -14,7 +14,7 @@ type lineID struct {
 
 // noteUnchanged counts p as unchanged and names them in the plan's sample
 // while it has room.
-func (p *Plan) noteUnchanged(person model.Person) {
+func (p *Plan) noteUnchanged(person *model.Person) {
 	p.Unchanged++
 	if len(p.unchangedSample) < reports.MaxListed {
 		p.unchangedSample = append(p.unchangedSample, lineID{person.Line, person.ExternalID})

@@ -253,25 +253,23 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 	pending People, retracted map[int]bool, err error) {
 	retracted = map[int]bool{}
 	keys := newStateKeys(state)
-	accept := func(p model.Person, h sources.Hashes) error {
+	accept := func(p *model.Person, h sources.Hashes) error {
 		// The fingerprint hashes the externalId too: equal hashes
 		// confirm the entry (findHash). Any other row is sorted
 		// after the read, with the externalId compared.
-		i := keys.entry(p.Line, h.ID)
-		if i >= 0 {
-			if k := &state.people[i]; k.flags&(flagCreated|flagDeparted) == flagCreated && !k.seen && h.Fields == k.fingerprint {
-				k.seen = true // its idLine is this row's: the read marked it first
-				plan.noteUnchanged(p)
-				return nil
-			}
+		if i, same := keys.entry(p.Line, h.ID, h.Fields); same && !state.marks.seen(i) {
+			state.marks.set(i, markSeen) // its idLine is this row's: the read marked it first
+			plan.noteUnchanged(p)
+			return nil
 		}
-		pending.Add(p, h)
+		pending.Add(*p, h)
 		return nil
 	}
 	stats, err := export.Read(ctx, sources.Handler{
 		Keys:         keys,
-		AcceptHashed: accept,
-		Accept:       func(p model.Person) error { return accept(p, hashes(&p)) },
+		AcceptRow:    accept,
+		AcceptHashed: func(p model.Person, h sources.Hashes) error { return accept(&p, h) },
+		Accept:       func(p model.Person) error { return accept(&p, hashes(&p)) },
 		Reject: func(r model.Rejection) error {
 			plan.Rejections = append(plan.Rejections, r)
 			return nil
@@ -287,9 +285,10 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 	if len(retracted) > 0 {
 		// An unchanged row taken back is the first with its externalId:
 		// the row of its entry's idLine.
+		marks := &state.marks
 		for i := range state.people {
-			if e := &state.people[i]; e.seen && retracted[int(e.idLine)] {
-				e.seen = false
+			if marks.seen(i) && retracted[marks.idLine(i)] {
+				marks.clear(i, markSeen)
 				plan.Unchanged--
 			}
 		}
@@ -322,8 +321,8 @@ func (j *Job) sortPending(ctx context.Context, plan *Plan, state *stateIndex, bl
 func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
 	blocked map[string]bool, p model.Person, h sources.Hashes) (create bool, err error) {
 	id := h.ID
-	k := state.lookupKey(id, p.ExternalID)
-	if k == nil {
+	at := state.lookupKeyAt(id, p.ExternalID)
+	if at < 0 {
 		if state.emailTaken(h.Email) {
 			plan.Rejections = append(plan.Rejections, model.Rejection{
 				Source: plan.Source, Line: p.Line, Field: "email",
@@ -338,10 +337,11 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		newIDs[id] = struct{}{}
 		return true, nil
 	}
-	if k.seen {
+	if state.marks.seen(at) {
 		return false, fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
 	}
-	k.seen = true
+	state.marks.set(at, markSeen)
+	k := &state.people[at]
 	if !k.has(flagCreated) && blocked[p.ExternalID] {
 		plan.Held = append(plan.Held, p.ExternalID)
 		plan.heldRows.Add(p, h)
@@ -371,7 +371,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 		plan.Changed = append(plan.Changed, Change{ExternalID: p.ExternalID, EmailChanged: k.email != h.Email})
 		plan.changedRows.Add(p, h)
 	default:
-		plan.noteUnchanged(p)
+		plan.noteUnchanged(&p)
 	}
 	return false, nil
 }

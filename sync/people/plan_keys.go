@@ -7,26 +7,36 @@ import (
 
 // stateKeys finds the duplicate keys of an export with the help of the
 // state index (it is the export read's sources.Keys). A key state knows
-// has its slot in the state entry it belongs to: the first line of an
-// externalId in its person's idLine, of an active person's e-mail in that
-// person's mailLine. The rest (new people, new e-mails) goes to maps.
-// Marking a known row costs no memory beyond the index and touches the
-// entry the plan reads anyway.
+// has its slot in the plan's marks (planMarks) of the entry it belongs
+// to: the first line of an externalId at its person's, of an active
+// person's e-mail at that person's. The rest (new people, new e-mails)
+// goes to maps. The ordered stage (First) reads only the marks: the
+// entries are read by the workers (Locate).
 //
-// It also remembers the state entry of the last row it saw, so that the
-// plan need not look the same row up again.
+// It also remembers the state entry of the last row it saw, and whether
+// that entry is the row unchanged, so that the plan need not look the
+// same row up again.
 type stateKeys struct {
 	state  *stateIndex
 	ids    map[uint64]int32
 	emails map[uint64]int32
 
-	lastLine  int // the line of the last row First saw
-	lastEntry int // the entry of its externalId, or -1
+	lastLine  int  // the line of the last row First saw
+	lastEntry int  // the entry of its externalId, or -1
+	lastSame  bool // the entry is created, active, and has the row's fingerprint
 }
 
+// newStateKeys returns the Keys of a plan against s, and sets up the
+// plan's marks in s.
 func newStateKeys(s *stateIndex) *stateKeys {
+	s.marks = newPlanMarks(len(s.people))
 	return &stateKeys{state: s, ids: map[uint64]int32{}, emails: map[uint64]int32{}, lastEntry: -1}
 }
+
+// locSame is set in sources.Loc.Note when the externalId's entry is a
+// created, active person whose fingerprint is the row's: the row is
+// unchanged, unless its keys turn out repeated.
+const locSame = 1
 
 // Locate finds the entry of the row's externalId hash and the entry whose
 // active person has the row's e-mail; a Loc field is one more than the
@@ -36,13 +46,43 @@ func newStateKeys(s *stateIndex) *stateKeys {
 // has, the common case, needs no e-mail lookup; unless another active
 // person of state has that e-mail too, when the e-mail's slot is its first
 // owner's, as for any other row.
-func (k *stateKeys) Locate(p *model.Person, h sources.Hashes) sources.Loc {
+//
+// A first pass only reads the entry where each externalId's lookup starts:
+// the reads depend on no other, so that their cache misses overlap, and
+// the lookups of the second pass find the entries in the caches.
+func (k *stateKeys) Locate(people []model.Person, hashes []sources.Hashes, locs []sources.Loc) {
+	s := k.state
+	if n := len(s.people); n > 0 {
+		for i := range people {
+			if people[i].ExternalID != "" {
+				lo, _ := s.byID.span(hashes[i].ID)
+				// Kept in the Loc (overwritten below), so that the read
+				// is made.
+				locs[i].Note = uint32(s.people[min(lo, n-1)].flags)
+			}
+		}
+	}
+	for i := range people {
+		if p := &people[i]; p.ExternalID != "" || p.Email != "" {
+			locs[i] = k.locate(p, hashes[i])
+		}
+	}
+}
+
+// locate is Locate for one person with keys.
+func (k *stateKeys) locate(p *model.Person, h sources.Hashes) sources.Loc {
 	var loc sources.Loc
 	s := k.state
 	entry := -1
 	if p.ExternalID != "" {
 		entry = s.findHash(h.ID)
 		loc.ID = int32(entry + 1)
+	}
+	if entry >= 0 {
+		// Fields is 0 for a rejected row, which is never accepted.
+		if e := &s.people[entry]; e.flags&(flagCreated|flagDeparted) == flagCreated && h.Fields == e.fingerprint {
+			loc.Note |= locSame
+		}
 	}
 	if p.Email == "" {
 		return loc
@@ -63,17 +103,18 @@ func (k *stateKeys) Locate(p *model.Person, h sources.Hashes) sources.Loc {
 
 // First implements sources.Keys.
 func (k *stateKeys) First(p *model.Person, h sources.Hashes, loc sources.Loc, line int) (idFirst, emailFirst int) {
-	k.lastLine, k.lastEntry = line, int(loc.ID)-1
+	k.lastLine, k.lastEntry, k.lastSame = line, int(loc.ID)-1, loc.Note&locSame != 0
+	marks := &k.state.marks
 	if p.ExternalID != "" {
 		if loc.ID > 0 {
-			idFirst = firstAt(&k.state.people[loc.ID-1].idLine, line)
+			idFirst = marks.firstID(int(loc.ID-1), line)
 		} else {
 			idFirst = sources.FirstIn(k.ids, h.ID, line)
 		}
 	}
 	if p.Email != "" {
 		if loc.Email > 0 {
-			emailFirst = firstAt(&k.state.people[loc.Email-1].mailLine, line)
+			emailFirst = marks.firstMail(int(loc.Email-1), line)
 		} else {
 			emailFirst = sources.FirstIn(k.emails, h.Email, line)
 		}
@@ -81,23 +122,20 @@ func (k *stateKeys) First(p *model.Person, h sources.Hashes, loc sources.Loc, li
 	return idFirst, emailFirst
 }
 
-// firstAt records line in slot if it is the first, or returns the first.
-func firstAt(slot *uint32, line int) int {
-	if *slot != 0 {
-		return int(*slot)
-	}
-	*slot = uint32(line)
-	return 0
-}
-
 // entry returns the state entry whose externalId hashes as the row's on
-// line (h), reusing the lookup made for it. The caller must confirm the
-// externalId itself (see findHash).
-func (k *stateKeys) entry(line int, h uint64) int {
+// line (h), reusing the lookup made for it, and whether the entry is a
+// created, active person with the row's fingerprint (fields). The caller
+// must confirm the externalId itself (see findHash), or rely on same.
+func (k *stateKeys) entry(line int, h, fields uint64) (i int, same bool) {
 	if line == k.lastLine {
-		return k.lastEntry
+		return k.lastEntry, k.lastSame
 	}
-	return k.state.findHash(h)
+	i = k.state.findHash(h)
+	if i >= 0 {
+		e := &k.state.people[i]
+		same = e.flags&(flagCreated|flagDeparted) == flagCreated && fields == e.fingerprint
+	}
+	return i, same
 }
 
 // findHash returns the index in s.people of the first person whose

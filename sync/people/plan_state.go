@@ -14,12 +14,13 @@ import (
 )
 
 // stateIndex is hrsync's state of one tenant in the compact form the diff
-// needs: per person three 64-bit hashes, a few flags and the plan's marks
-// in one sorted slice (40 bytes a person), the externalIds back to back in
-// one byte slice (to name the departed), and the e-mail hashes of active
-// people with the person each belongs to. A million people take about
-// 70 MiB, with no Go map: maps of that size cost about twice as much, and
-// the garbage collector lets the heap grow to twice what is live.
+// needs: per person three 64-bit hashes and a few flags in one sorted
+// slice (32 bytes a person), the plan's marks apart (planMarks, about 8.5
+// bytes a person), the externalIds back to back in one byte slice (to
+// name the departed), and the e-mail hashes of active people with the
+// person each belongs to. A million people take about 70 MiB, with no Go
+// map: maps of that size cost about twice as much, and the garbage
+// collector lets the heap grow to twice what is live.
 type stateIndex struct {
 	people     []stateEntry // sorted by id
 	byID       buckets
@@ -28,6 +29,9 @@ type stateIndex struct {
 	byMail     buckets
 	ids        []byte // every externalId, in scan order, back to back
 	active     int    // active people
+	// marks are the marks of the plan that reads the export against the
+	// index (newStateKeys sets them up).
+	marks planMarks
 
 	// from tells where the index came from: stateFromSnapshot or
 	// stateFromScan.
@@ -46,10 +50,9 @@ const (
 	stateFromScan     = "scan"     // a scan of every person
 )
 
-// stateEntry is one person of state. The fields up to flags are the
-// state's, fixed once the index is built (readers of the export look them
-// up from several goroutines); the others are the marks of one plan, set
-// by the goroutine that sorts the rows in order.
+// stateEntry is one person of state, fixed once the index is built
+// (readers of the export look it up from several goroutines); a plan's
+// marks are in stateIndex.marks.
 type stateEntry struct {
 	id          uint64 // hash of the externalId
 	fingerprint uint64
@@ -57,10 +60,6 @@ type stateEntry struct {
 	idStart     uint32 // where the externalId starts in stateIndex.ids
 	idLen       uint16 // its length in bytes
 	flags       uint8
-
-	seen     bool   // a row of the export is this person
-	idLine   uint32 // the line of the first row with this externalId
-	mailLine uint32 // the line of the first row with this person's e-mail (active people)
 }
 
 // Flags of a stateEntry.
@@ -268,13 +267,22 @@ func (s *stateIndex) index() {
 // two people whose externalIds share a 64-bit hash are never taken for
 // one another.
 func (s *stateIndex) lookupKey(id uint64, externalID string) *stateEntry {
+	if i := s.lookupKeyAt(id, externalID); i >= 0 {
+		return &s.people[i]
+	}
+	return nil
+}
+
+// lookupKeyAt is lookupKey, returning the index of the entry in s.people,
+// or -1.
+func (s *stateIndex) lookupKeyAt(id uint64, externalID string) int {
 	lo, hi := s.byID.span(id)
 	for i := lo; i < hi; i++ {
 		if e := &s.people[i]; e.id == id && string(s.ids[e.idStart:e.idStart+uint32(e.idLen)]) == externalID {
-			return e
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // emailTaken tells whether an active person of state has the e-mail that
@@ -291,7 +299,7 @@ func (s *stateIndex) externalID(e *stateEntry) string {
 func (s *stateIndex) departed() []string {
 	var out []string
 	for i := range s.people {
-		if e := &s.people[i]; !e.seen && !e.has(flagDeparted) {
+		if e := &s.people[i]; !s.marks.seen(i) && !e.has(flagDeparted) {
 			out = append(out, s.externalID(e))
 		}
 	}

@@ -108,7 +108,7 @@ func TestLoadState(t *testing.T) {
 				t.Fatalf("%s not found", r.ExternalID)
 			}
 			if e.fingerprint != uint64(r.Fingerprint) || e.email != sources.KeyHash(r.Email) ||
-				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || e.seen {
+				e.has(flagCreated) != (i%2 == 0) || e.has(flagDeparted) != (i%10 == 0) || s.marks.seen(s.findHash(e.id)) {
 				t.Fatalf("%s: entry %+v does not match row %d", r.ExternalID, *e, i)
 			}
 			if got := s.externalID(e); got != r.ExternalID {
@@ -124,12 +124,13 @@ func TestLoadState(t *testing.T) {
 	})
 
 	t.Run("departed lists the unseen active people, sorted", func(t *testing.T) {
+		s.marks = newPlanMarks(len(s.people))
 		var want []string
 		for i, r := range rows {
 			switch {
 			case i%10 == 0: // departed already
 			case i%3 == 0:
-				s.lookup(sources.KeyHash(r.ExternalID)).seen = true
+				s.marks.set(s.findHash(sources.KeyHash(r.ExternalID)), markSeen)
 			default:
 				want = append(want, r.ExternalID)
 			}

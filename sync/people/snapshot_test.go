@@ -179,9 +179,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 
 	t.Run("a plan's marks are not stored", func(t *testing.T) {
 		marked := *scanned
-		marked.people = slices.Clone(scanned.people)
+		marked.marks = newPlanMarks(len(marked.people))
 		for i := range marked.people {
-			marked.people[i].seen, marked.people[i].idLine, marked.people[i].mailLine = true, 7, 9
+			marked.marks.set(i, markSeen)
+			marked.marks.firstID(i, 7)
+			marked.marks.firstMail(i, 9)
 		}
 		if !bytes.Equal(snapshotBytes(&marked, snapshotPartSize), whole) {
 			t.Fatal("a plan's marks changed the snapshot")
