@@ -168,16 +168,13 @@ func (c *chunks) sequential(text []byte) {
 }
 
 // parseText reads the records of sc.text, a chunk of whole records cut by
-// chunks, into b and sc: its plain lines with the fast split
-// (plainLines), from the first other line on with a csv.Reader of its
-// own. It runs on the workers.
+// chunks, into b and sc: with the fast path (plainLines) or, when rc is
+// slow, with a csv.Reader of its own. It runs on the workers.
 func (rc *records) parseText(b *sources.Batch, sc *scratch) error {
 	b.Rows, sc.values = b.Rows[:0], sc.values[:1]
 	text, line := sc.text, sc.line
 	if !rc.slow {
-		if text, line = rc.plainLines(b, sc, text, line); len(text) == 0 {
-			return nil
-		}
+		return rc.plainLines(b, sc, text, line)
 	}
 	// A small buffer, kept with the batch, stays in the caches; a chunk of
 	// a long record gets one that holds it whole, so that encoding/csv

@@ -188,7 +188,11 @@ func messyInputs() map[string]string {
 		"crlf plain":        strings.ReplaceAll(head+"1,a@example.com,A,B,,\n\n2,b@example.com,B,C,,\n3,c@example.com,C\r\r,D,,\n", "\n", "\r\n"),
 		"bom plain":         "\xEF\xBB\xBF" + head + "1,a@example.com,A,B,,\n2,b@example.com,B,C,,\r",
 		"plain then quoted": head + "1,a@example.com,A,B,,\n2,b@example.com,\"B\nC\",D,,\n3,c@example.com,C,D,,\n4,d@example.com,D,E,,\n",
-		"invalid dates":     head + "1,a@example.com,A,B,13/45/2020,x\n2,b@example.com,B,C,01/02/2999,-1\n",
+		"well quoted": head + "\"1\",\"a@example.com\",\"A \"\"x\"\", y\",B,\"\",\"\"\n2,b@example.com,\"B,C\",,,\n" +
+			"\"3\",c@example.com,\"C\"x,D,,\n4,d@example.com,\"\",,,\"5\"\n\"\",\"\",\"\",\"\",\"\",\"\"\n5,e@example.com,E,\"F\"\"\",,\n" +
+			"6,f@example.com,F,\"G\n\"\"H\"\"\",,\n7,g@example.com,\"G\",\"H\",,,\" \"\n8,h@example.com,\"H\"\"\"\"\",I,,\n",
+		"quoted crlf":   strings.ReplaceAll(head+"1,\"a@example.com\",\"A, B\",C,,\n2,b@example.com,\"B\nC\",D,,\n3,c@example.com,\"\",D,,\n", "\n", "\r\n"),
+		"invalid dates": head + "1,a@example.com,A,B,13/45/2020,x\n2,b@example.com,B,C,01/02/2999,-1\n",
 	}
 }
 

@@ -169,7 +169,7 @@ func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 
 // parallelAbove is the number of processors above which read reads in
 // chunks.
-const parallelAbove = 2
+const parallelAbove = 0
 
 // readMode is how a read splits the work of a file.
 type readMode struct {
@@ -286,6 +286,11 @@ type scratch struct {
 	parse bool
 	src   bytes.Reader  // reads text, for br
 	br    *bufio.Reader // reads src for encoding/csv
+
+	// rec and bounds are the values of a record split by plainRecord,
+	// and where each starts and ends in them.
+	rec    []byte
+	bounds []int
 }
 
 // openRecords reads the header of text and maps it: a configured column
