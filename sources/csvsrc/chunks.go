@@ -31,8 +31,9 @@ const (
 
 // chunks is the Reader of a file read in parallel. Its Next only cuts the
 // guarded text into chunks of whole records; Fill, on the workers of
-// sources.Run, parses each chunk with a csv.Reader of its own, whose lines
-// are offset by the line the chunk starts on, and maps it as records does.
+// sources.Run, parses each chunk (its plain lines with the fast path, any
+// other record with a csv.Reader of its own, whose lines are offset by the
+// line the record starts on: plainLines), and maps it as records does.
 //
 // The guard still reads the whole text, in order, in Next: its record
 // limits, lone carriage returns, CR-only files and unclosed quotes are

@@ -11,15 +11,19 @@
 //
 // Reading streams, in one pass and on every processor (sources.Run): one
 // goroutine reads the text through the guard (record limits, line ends,
-// quotes) and either reads its records with encoding/csv, keeping the
-// values of the mapped columns in batches of sources.BatchLen, or, with
-// more than two processors, only cuts it into chunks of whole records
-// that the workers parse (see chunks and read); workers map each batch
-// onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over a
-// decoder that yields the batch, its header rewritten from the configured
-// names to the struct's csv tags) and check its rows; the caller gets them
-// in order, with the same lines, rejections and duplicates either way.
-// None of gocsv's package-level settings is touched. Memory does not grow with the file,
+// quotes) and cuts it into chunks of whole records that the workers parse
+// (see chunks and read), or, after a quote inside an unquoted field,
+// reads its records with encoding/csv, keeping the values of the mapped
+// columns in batches of sources.BatchLen. The workers split the lines that
+// encoding/csv would read trivially themselves (plainLines) and read any
+// other record with encoding/csv; they put each value in the field that
+// gocarina/gocsv maps it to, a mapping worked out once per file by running
+// gocsv on the header (gocsvFields: gocsv.UnmarshalDecoder over a decoder
+// that yields the batch, its header rewritten from the configured names
+// to the struct's csv tags), and check the rows; the caller gets them in
+// order, with the same lines, rejections and duplicates as the existing
+// way (readMode.slow: every record with encoding/csv, every batch mapped
+// by gocsv). None of gocsv's package-level settings is touched. Memory does not grow with the file,
 // only with the keys kept to find duplicates.
 package csvsrc
 
@@ -156,19 +160,19 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	return read(ctx, name, r, opts, time.Now(), h)
 }
 
-// read is Read with dates checked against now. With more than two
-// processors it reads in chunks (chunks), parsed on the workers; with one
-// or two it reads sequentially (records), whose reading goroutine the
-// workers keep up with: on two processors the chunks measured no faster,
-// and up to a quarter slower on a busy machine (docs/benchmarks.md).
-// Both give the same results (TestParallelReadSameAsSequential).
+// read is Read with dates checked against now. It reads in chunks
+// (chunks), parsed on the workers with the fast path (plainLines), on any
+// number of processors: with the fast path the chunks cost less CPU than
+// the sequential read, whose records encoding/csv reads in one goroutine,
+// on one processor as on two (docs/benchmarks.md). Both give the same
+// results as the existing way, readMode.slow (TestParallelReadSameAsSequential).
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
 	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > parallelAbove}, h)
 }
 
 // parallelAbove is the number of processors above which read reads in
-// chunks.
+// chunks: 0, always.
 const parallelAbove = 0
 
 // readMode is how a read splits the work of a file.
