@@ -128,8 +128,10 @@ func BenchmarkReadCSV(b *testing.B) {
 
 // BenchmarkReadParallel reads a generated export of benchRows people
 // (internal/bench/gen, 100,000 by default) sequentially and in parallel,
-// alternately, in each iteration, and reports the parallel read's time as a
-// ratio to the sequential one's of the same iterations ("par/seq"): run it
+// and sequentially the existing way (readMode.slow), alternately, in each
+// iteration, and reports the parallel read's time as a ratio to the
+// sequential one's of the same iterations ("par/seq"), and each to the
+// existing way's ("par/slow", "seq/slow"): run it
 // with -cpu 1,2 for GOMAXPROCS 1 and 2. Each read starts after a garbage
 // collection, and each mode goes first in half the iterations, so that
 // neither pays for the other. "serial-par/seq" compares the part each
@@ -147,8 +149,10 @@ func BenchmarkReadParallel(b *testing.B) {
 		cols[name] = name
 	}
 	o := sources.CSVOptions{Mapping: sources.Mapping{Columns: cols}}
+	var cpu []time.Duration // CPU time of each mode (the process's, during its reads)
 	readOnce := func(mode readMode) time.Duration {
 		runtime.GC() // neither read pays for the other's garbage
+		cpuStart := cpuTime(b)
 		start := time.Now()
 		accepted := 0
 		st, err := readWith(context.Background(), "gen.csv", bytes.NewReader(data), o, time.Now(), mode, sources.Handler{
@@ -159,6 +163,7 @@ func BenchmarkReadParallel(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu[modeIndex(mode)] += cpuTime(b) - cpuStart
 		if st.Accepted != n || accepted != n {
 			b.Fatalf("accepted %d, want %d", st.Accepted, n)
 		}
@@ -185,21 +190,41 @@ func BenchmarkReadParallel(b *testing.B) {
 		}
 		return time.Since(start)
 	}
-	var seq, par, serialSeq, serialPar time.Duration
+	// The existing way (readMode.slow, sequential: what read did on one or
+	// two processors before the fast path) is timed too, each of the
+	// three modes going first in a third of the iterations.
+	modes := []readMode{{}, {parallel: true}, {slow: true}}
+	took := make([]time.Duration, len(modes))
+	cpu = make([]time.Duration, len(modes))
+	var serialSeq, serialPar time.Duration
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if i%2 == 0 { // each goes first in half the iterations
-			seq += readOnce(readMode{})
-			par += readOnce(readMode{parallel: true})
-		} else {
-			par += readOnce(readMode{parallel: true})
-			seq += readOnce(readMode{})
+		for j := range modes {
+			k := (i + j) % len(modes)
+			took[k] += readOnce(modes[k])
 		}
 		serialSeq += serialOnce(readMode{})
 		serialPar += serialOnce(readMode{parallel: true})
 	}
+	seq, par, slow := took[0], took[1], took[2]
 	b.ReportMetric(float64(par)/float64(seq), "par/seq")
+	b.ReportMetric(float64(par)/float64(slow), "par/slow")
+	b.ReportMetric(float64(seq)/float64(slow), "seq/slow")
+	b.ReportMetric(float64(cpu[1])/float64(cpu[2]), "par-cpu/slow")
+	b.ReportMetric(float64(cpu[0])/float64(cpu[2]), "seq-cpu/slow")
 	b.ReportMetric(float64(serialPar)/float64(serialSeq), "serial-par/seq")
 	b.ReportMetric(float64(seq.Milliseconds())/float64(b.N), "seq-ms/op")
 	b.ReportMetric(float64(par.Milliseconds())/float64(b.N), "par-ms/op")
+	b.ReportMetric(float64(slow.Milliseconds())/float64(b.N), "slow-ms/op")
+}
+
+// modeIndex is the index of mode in the modes of BenchmarkReadParallel.
+func modeIndex(mode readMode) int {
+	switch {
+	case mode.slow:
+		return 2
+	case mode.parallel:
+		return 1
+	}
+	return 0
 }

@@ -31,8 +31,9 @@ const (
 
 // chunks is the Reader of a file read in parallel. Its Next only cuts the
 // guarded text into chunks of whole records; Fill, on the workers of
-// sources.Run, parses each chunk with a csv.Reader of its own, whose lines
-// are offset by the line the chunk starts on, and maps it as records does.
+// sources.Run, parses each chunk (its plain lines with the fast path, any
+// other record with a csv.Reader of its own, whose lines are offset by the
+// line the record starts on: plainLines), and maps it as records does.
 //
 // The guard still reads the whole text, in order, in Next: its record
 // limits, lone carriage returns, CR-only files and unclosed quotes are
@@ -58,11 +59,11 @@ type chunks struct {
 
 // openChunks reads the header of text, guarded by g, and returns the
 // Reader that reads the rest of it in chunks of at least size bytes.
-func openChunks(name string, g *guard, delim rune, m sources.Mapping, watch *utf8Watch, size int) (*chunks, error) {
+func openChunks(name string, g *guard, delim rune, m sources.Mapping, watch *utf8Watch, size int, slow bool) (*chunks, error) {
 	// encoding/csv takes a *bufio.Reader as it is, so the text it read
 	// past the header stays here.
 	br := bufio.NewReaderSize(g, peekSize)
-	rc, err := openRecords(name, br, delim, m, watch)
+	rc, err := openRecords(name, br, delim, m, watch, slow)
 	if err != nil {
 		return nil, err
 	}
@@ -168,17 +169,22 @@ func (c *chunks) sequential(text []byte) {
 }
 
 // parseText reads the records of sc.text, a chunk of whole records cut by
-// chunks, into b and sc, with a csv.Reader of its own. It runs on the
-// workers.
+// chunks, into b and sc: with the fast path (plainLines) or, when rc is
+// slow, with a csv.Reader of its own. It runs on the workers.
 func (rc *records) parseText(b *sources.Batch, sc *scratch) error {
+	b.Rows, sc.values = b.Rows[:0], sc.values[:1]
+	text, line := sc.text, sc.line
+	if !rc.slow {
+		return rc.plainLines(b, sc, text, line)
+	}
 	// A small buffer, kept with the batch, stays in the caches; a chunk of
 	// a long record gets one that holds it whole, so that encoding/csv
 	// reads its lines in place instead of copying a long line into a
 	// buffer of its own, grown step by step.
-	sc.src.Reset(sc.text)
+	sc.src.Reset(text)
 	switch {
-	case len(sc.text) >= longChunk:
-		sc.br = bufio.NewReaderSize(&sc.src, len(sc.text)+1)
+	case len(text) >= longChunk:
+		sc.br = bufio.NewReaderSize(&sc.src, len(text)+1)
 	case sc.br == nil || sc.br.Size() != smallBuffer:
 		sc.br = bufio.NewReaderSize(&sc.src, smallBuffer)
 	default:
@@ -189,6 +195,6 @@ func (rc *records) parseText(b *sources.Batch, sc *scratch) error {
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	part := *rc
-	part.cr, part.lineOff = cr, sc.line-1
+	part.cr, part.lineOff = cr, line-1
 	return part.readRows(b, sc, -1)
 }

@@ -53,36 +53,45 @@ func readLogged(data []byte, o sources.CSVOptions, mode readMode) logged {
 	return l
 }
 
-// sameReads reads data sequentially and in chunks of at least chunk bytes
-// and fails unless both give the same error or, without one, the same
-// stats and the same calls to the handler in the same order. After a
-// file error the rows handed over before it are not compared: which rows
-// a read hands over before it stops depends on how it buffers the text,
+// sameReads reads data the existing way (sequentially, every record with
+// encoding/csv and gocsv: readMode.slow), then sequentially and in chunks
+// of at least chunk bytes with the fast path, and in chunks the existing
+// way, and fails unless all give the same error or, without one, the same
+// stats and the same calls to the handler in the same order. After a file
+// error the rows handed over before it are not compared: which rows a read
+// hands over before it stops depends on how it buffers the text,
 // sequential or not, and the caller drops them with the file.
 func sameReads(t *testing.T, data []byte, o sources.CSVOptions, chunk int) {
 	t.Helper()
-	seq := readLogged(data, o, readMode{})
-	par := readLogged(data, o, readMode{parallel: true, chunk: chunk})
-	if fmt.Sprint(seq.err) != fmt.Sprint(par.err) {
-		t.Fatalf("chunk %d: sequential error %v; parallel error %v", chunk, seq.err, par.err)
+	ref := readLogged(data, o, readMode{slow: true})
+	for _, mode := range []readMode{{}, {parallel: true, chunk: chunk}, {parallel: true, chunk: chunk, slow: true}} {
+		sameLogs(t, fmt.Sprintf("%+v", mode), ref, readLogged(data, o, mode))
+	}
+}
+
+// sameLogs fails unless got, read in mode, is ref.
+func sameLogs(t *testing.T, mode string, ref, got logged) {
+	t.Helper()
+	if fmt.Sprint(ref.err) != fmt.Sprint(got.err) {
+		t.Fatalf("%s: error %v; the existing way %v", mode, got.err, ref.err)
 	}
 	var rs, rp *sources.RecordError
-	if errors.As(seq.err, &rs) != errors.As(par.err, &rp) || (rs != nil && *rs != *rp) {
-		t.Fatalf("chunk %d: sequential record error %+v; parallel %+v", chunk, rs, rp)
+	if errors.As(ref.err, &rs) != errors.As(got.err, &rp) || (rs != nil && *rs != *rp) {
+		t.Fatalf("%s: record error %+v; the existing way %+v", mode, rp, rs)
 	}
-	if seq.err != nil {
+	if ref.err != nil {
 		return
 	}
-	if seq.stats != par.stats {
-		t.Fatalf("chunk %d: sequential stats %+v; parallel %+v", chunk, seq.stats, par.stats)
+	if ref.stats != got.stats {
+		t.Fatalf("%s: stats %+v; the existing way %+v", mode, got.stats, ref.stats)
 	}
-	if !reflect.DeepEqual(seq.events, par.events) {
-		for i := range min(len(seq.events), len(par.events)) {
-			if !reflect.DeepEqual(seq.events[i], par.events[i]) {
-				t.Fatalf("chunk %d: call %d: sequential %+v; parallel %+v", chunk, i, seq.events[i], par.events[i])
+	if !reflect.DeepEqual(ref.events, got.events) {
+		for i := range min(len(ref.events), len(got.events)) {
+			if !reflect.DeepEqual(ref.events[i], got.events[i]) {
+				t.Fatalf("%s: call %d: %+v; the existing way %+v", mode, i, got.events[i], ref.events[i])
 			}
 		}
-		t.Fatalf("chunk %d: %d calls sequentially, %d in parallel", chunk, len(seq.events), len(par.events))
+		t.Fatalf("%s: %d calls; the existing way %d", mode, len(got.events), len(ref.events))
 	}
 }
 
@@ -168,6 +177,22 @@ func messyInputs() map[string]string {
 		"semicolons, cp1252":  "Employee ID;Work Email;First Name;Last Name;Hire Date;Balance\n1;a@example.com;Ren\xe9;\"Dupr\xe9\n\";;\n",
 		"utf-16le":            "\xff\xfe" + string(utf16le(head+"1,a@example.com,\"A\nB\",C,,\n2,b@example.com,B,C,,\n")),
 		"quote at line start": head + "\"1\",a@example.com,A,B,,\n\"2\"\",b@example.com,B,C,,\n3,c@example.com,C,D,,\n",
+		"ragged rows":         head + "1,a@example.com,A\n2,b@example.com,B,C,,, ,\t\n3,c@example.com,C,D,,,\u00a0x\n4\n,\n5,e@example.com,E,F,,,,,,\n",
+		"blank rows":          head + " , ,,,,\n,,,,,, \n\t,,,,,\n1,a@example.com,A,B,,\n,,,,,\u00a0\n",
+		"trailing delimiter":  strings.TrimSuffix(head, "\n") + ",\n1,a@example.com,A,B,,,\n2,b@example.com,B,C,,\n",
+		"header case, spaces": " employee id ,WORK EMAIL,first name,  Last Name\t,hire date,BALANCE\n1,a@example.com,A,B,01/02/2020,5\n",
+		"duplicate header":    "Notes,Employee ID,Notes,Work Email,First Name,Last Name,Hire Date,Balance\nx,1,y,a@example.com,A,B,,\n",
+		"mapped twice":        head + "\u200b,Employee ID\n1,a@example.com,A,B,,\n",
+		"unknown columns": "Cost Center,Employee ID,Work Email,Manager,First Name,Last Name,Hire Date,Balance,Notes\n" +
+			"C1,1,a@example.com,M,A,B,01/02/2020,5,n\nC2,2,b@example.com,M,B,C,,,\n",
+		"crlf plain":        strings.ReplaceAll(head+"1,a@example.com,A,B,,\n\n2,b@example.com,B,C,,\n3,c@example.com,C\r\r,D,,\n", "\n", "\r\n"),
+		"bom plain":         "\xEF\xBB\xBF" + head + "1,a@example.com,A,B,,\n2,b@example.com,B,C,,\r",
+		"plain then quoted": head + "1,a@example.com,A,B,,\n2,b@example.com,\"B\nC\",D,,\n3,c@example.com,C,D,,\n4,d@example.com,D,E,,\n",
+		"well quoted": head + "\"1\",\"a@example.com\",\"A \"\"x\"\", y\",B,\"\",\"\"\n2,b@example.com,\"B,C\",,,\n" +
+			"\"3\",c@example.com,\"C\"x,D,,\n4,d@example.com,\"\",,,\"5\"\n\"\",\"\",\"\",\"\",\"\",\"\"\n5,e@example.com,E,\"F\"\"\",,\n" +
+			"6,f@example.com,F,\"G\n\"\"H\"\"\",,\n7,g@example.com,\"G\",\"H\",,,\" \"\n8,h@example.com,\"H\"\"\"\"\",I,,\n",
+		"quoted crlf":   strings.ReplaceAll(head+"1,\"a@example.com\",\"A, B\",C,,\n2,b@example.com,\"B\nC\",D,,\n3,c@example.com,\"\",D,,\n", "\n", "\r\n"),
+		"invalid dates": head + "1,a@example.com,A,B,13/45/2020,x\n2,b@example.com,B,C,01/02/2999,-1\n",
 	}
 }
 

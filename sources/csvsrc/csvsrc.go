@@ -11,15 +11,19 @@
 //
 // Reading streams, in one pass and on every processor (sources.Run): one
 // goroutine reads the text through the guard (record limits, line ends,
-// quotes) and either reads its records with encoding/csv, keeping the
-// values of the mapped columns in batches of sources.BatchLen, or, with
-// more than two processors, only cuts it into chunks of whole records
-// that the workers parse (see chunks and read); workers map each batch
-// onto a row struct with gocarina/gocsv (gocsv.UnmarshalDecoder over a
-// decoder that yields the batch, its header rewritten from the configured
-// names to the struct's csv tags) and check its rows; the caller gets them
-// in order, with the same lines, rejections and duplicates either way.
-// None of gocsv's package-level settings is touched. Memory does not grow with the file,
+// quotes) and cuts it into chunks of whole records that the workers parse
+// (see chunks and read), or, after a quote inside an unquoted field,
+// reads its records with encoding/csv, keeping the values of the mapped
+// columns in batches of sources.BatchLen. The workers split the lines that
+// encoding/csv would read trivially themselves (plainLines) and read any
+// other record with encoding/csv; they put each value in the field that
+// gocarina/gocsv maps it to, a mapping worked out once per file by running
+// gocsv on the header (gocsvFields: gocsv.UnmarshalDecoder over a decoder
+// that yields the batch, its header rewritten from the configured names
+// to the struct's csv tags), and check the rows; the caller gets them in
+// order, with the same lines, rejections and duplicates as the existing
+// way (readMode.slow: every record with encoding/csv, every batch mapped
+// by gocsv). None of gocsv's package-level settings is touched. Memory does not grow with the file,
 // only with the keys kept to find duplicates.
 package csvsrc
 
@@ -156,20 +160,20 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 	return read(ctx, name, r, opts, time.Now(), h)
 }
 
-// read is Read with dates checked against now. With more than two
-// processors it reads in chunks (chunks), parsed on the workers; with one
-// or two it reads sequentially (records), whose reading goroutine the
-// workers keep up with: on two processors the chunks measured no faster,
-// and up to a quarter slower on a busy machine (docs/benchmarks.md).
-// Both give the same results (TestParallelReadSameAsSequential).
+// read is Read with dates checked against now. It reads in chunks
+// (chunks), parsed on the workers with the fast path (plainLines), on any
+// number of processors: with the fast path the chunks cost less CPU than
+// the sequential read, whose records encoding/csv reads in one goroutine,
+// on one processor as on two (docs/benchmarks.md). Both give the same
+// results as the existing way, readMode.slow (TestParallelReadSameAsSequential).
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
 	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > parallelAbove}, h)
 }
 
 // parallelAbove is the number of processors above which read reads in
-// chunks.
-const parallelAbove = 2
+// chunks: 0, always.
+const parallelAbove = 0
 
 // readMode is how a read splits the work of a file.
 type readMode struct {
@@ -178,6 +182,10 @@ type readMode struct {
 	parallel bool
 	// chunk is the least size of a chunk in bytes; 0 means chunkSize.
 	chunk int
+	// slow reads the records with encoding/csv alone and maps them with
+	// gocsv, without the fast path (plainLines, gocsvFields): the
+	// reference the tests compare the fast path with.
+	slow bool
 }
 
 // readWith is read, in mode.
@@ -215,7 +223,7 @@ func openReader(name string, r io.ReadSeeker, opts sources.CSVOptions, mode read
 	}
 	g := newGuard(name, text, format.Delimiter, opts.RecordLines(), opts.RecordBytes())
 	if !mode.parallel {
-		rc, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch)
+		rc, err := openRecords(name, g, format.Delimiter, opts.Mapping, watch, mode.slow)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -225,7 +233,7 @@ func openReader(name string, r io.ReadSeeker, opts sources.CSVOptions, mode read
 	if size <= 0 {
 		size = chunkSize
 	}
-	c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size)
+	c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size, mode.slow)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -255,6 +263,18 @@ type records struct {
 	// lineOff is added to the lines cr reports: cr may read a part of the
 	// file that starts on line lineOff+1 (chunks).
 	lineOff int
+	// slow reads every record with encoding/csv and maps every batch
+	// with gocsv: the way the fast path is checked against (readMode).
+	slow bool
+	// fields is where gocsv puts each mapped value (gocsvFields), for Fill
+	// to put it there itself; nil when that could not be worked out, and
+	// then Fill maps with gocsv.
+	fields []sources.Field
+	// slot is the index in cols of each column of the header, -1 for a
+	// column not mapped, for the fast split (plainLines).
+	slot []int
+	// delim is the delimiter, for the fast split.
+	delim byte
 }
 
 // scratch is what a batch keeps for records between uses.
@@ -270,11 +290,16 @@ type scratch struct {
 	parse bool
 	src   bytes.Reader  // reads text, for br
 	br    *bufio.Reader // reads src for encoding/csv
+
+	// rec and bounds are the values of a record split by plainRecord,
+	// and where each starts and ends in them.
+	rec    []byte
+	bounds []int
 }
 
 // openRecords reads the header of text and maps it: a configured column
 // missing from the header, or found twice, is a *sources.ColumnsError.
-func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, watch *utf8Watch) (*records, error) {
+func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, watch *utf8Watch, slow bool) (*records, error) {
 	cr := csv.NewReader(text)
 	cr.Comma = delim
 	cr.FieldsPerRecord = -1 // a row of the wrong width is a rejection, not a file error
@@ -296,7 +321,7 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 			head[i] = validUTF8String(head[i])
 		}
 	}
-	rc := &records{cr: cr, ncols: len(head), watch: watch, keep: 4*m.ValueMax() + 4}
+	rc := &records{cr: cr, ncols: len(head), watch: watch, keep: 4*m.ValueMax() + 4, slow: slow, delim: byte(delim)}
 	byHeader := map[string][]int{}
 	for i, h := range head {
 		byHeader[sources.NormalizeHeader(h)] = append(byHeader[sources.NormalizeHeader(h)], i)
@@ -322,6 +347,7 @@ func openRecords(name string, text io.Reader, delim rune, m sources.Mapping, wat
 	if len(missing) > 0 || len(twice) > 0 {
 		return nil, &sources.ColumnsError{Source: name, Missing: missing, Duplicated: twice, Found: sources.FoundColumns(head)}
 	}
+	rc.fast()
 	return rc, nil
 }
 
@@ -378,6 +404,7 @@ func (rc *records) Next(ctx context.Context, b *sources.Batch) error {
 	}
 	sc := rc.scratchOf(b)
 	sc.parse = false
+	b.Rows, sc.values = b.Rows[:0], sc.values[:1]
 	if err := rc.readRows(b, sc, sources.BatchLen); err != nil {
 		return err
 	}
@@ -401,8 +428,6 @@ func (rc *records) scratchOf(b *sources.Batch) *scratch {
 // readRows reads the records of rc.cr into b and sc, up to limit of them
 // (none when limit < 0), until the end of its text.
 func (rc *records) readRows(b *sources.Batch, sc *scratch, limit int) error {
-	b.Rows = b.Rows[:0]
-	sc.values = sc.values[:1]
 	for limit < 0 || len(b.Rows) < limit {
 		fields, line, problem, err := rc.next()
 		if errors.Is(err, io.EOF) {
@@ -416,14 +441,19 @@ func (rc *records) readRows(b *sources.Batch, sc *scratch, limit int) error {
 		b.Rows = slices.Grow(b.Rows, 1)[:len(b.Rows)+1]
 		r := &b.Rows[len(b.Rows)-1]
 		r.Line, r.Problem, r.Blank = line, problem, problem == "" && allEmpty(fields)
-		i := len(sc.values)
-		sc.values = slices.Grow(sc.values, 1)[:i+1]
-		if sc.values[i] == nil {
-			sc.values[i] = make([]string, len(rc.cols))
-		}
-		rc.keepValues(sc.values[i], fields)
+		rc.keepValues(rc.nextValues(sc), fields)
 	}
 	return nil
+}
+
+// nextValues returns the values of the next row of sc, reused.
+func (rc *records) nextValues(sc *scratch) []string {
+	i := len(sc.values)
+	sc.values = slices.Grow(sc.values, 1)[:i+1]
+	if sc.values[i] == nil {
+		sc.values[i] = make([]string, len(rc.cols))
+	}
+	return sc.values[i]
 }
 
 // copyAbove is the size of a record past which the values a batch keeps
@@ -458,10 +488,9 @@ type batchValues [][]string
 
 func (v batchValues) GetCSVRows() ([][]string, error) { return v, nil }
 
-// Fill maps the values of a batch onto the row struct with gocsv (a batch
-// per call: gocsv's per-row streaming API hands every row over a channel
-// and calls back through reflection, which cost more than the mapping),
-// then copies them into the rows.
+// Fill parses the batch's chunk, if it has one, and sets the texts of its
+// rows from their values, as gocsv maps them (rc.fields), or with gocsv
+// itself when rc is slow or that mapping is unknown.
 func (rc *records) Fill(b *sources.Batch) error {
 	sc := b.Scratch.(*scratch)
 	if sc.parse {
@@ -469,6 +498,32 @@ func (rc *records) Fill(b *sources.Batch) error {
 			return err
 		}
 	}
+	if rc.slow || rc.fields == nil {
+		return rc.fillGocsv(b, sc)
+	}
+	for i := range b.Rows {
+		r := &b.Rows[i]
+		if r.Problem != "" || r.Blank {
+			continue
+		}
+		r.Text = [sources.NumFields]string{}
+		for k, f := range rc.fields {
+			r.Text[f] = sc.values[i+1][k]
+		}
+		if sc.fix {
+			for f := range r.Text {
+				r.Text[f] = validUTF8String(r.Text[f])
+			}
+		}
+	}
+	return nil
+}
+
+// fillGocsv maps the values of a batch onto the row struct with gocsv (a
+// batch per call: gocsv's per-row streaming API hands every row over a
+// channel and calls back through reflection, which cost more than the
+// mapping), then copies them into the rows.
+func (rc *records) fillGocsv(b *sources.Batch, sc *scratch) error {
 	if err := gocsv.UnmarshalDecoder(batchValues(sc.values), &sc.out); err != nil {
 		return fmt.Errorf("map csv rows: %w", err)
 	}

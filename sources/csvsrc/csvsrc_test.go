@@ -437,6 +437,26 @@ func TestRowTagsMatchFields(t *testing.T) {
 	}
 }
 
+// TestGocsvFields: the mapping the fast path works out from gocsv puts each
+// value in the field of its name, whatever the order, and is refused for a
+// header gocsv does not map.
+func TestGocsvFields(t *testing.T) {
+	names := sources.FieldNames()
+	header := []string{names[3], names[0], names[len(names)-1]}
+	got, ok := gocsvFields(header)
+	if !ok {
+		t.Fatalf("no mapping for %q", header)
+	}
+	for k, f := range got {
+		if f.String() != header[k] {
+			t.Errorf("value %d (%s) goes to field %s", k, header[k], f)
+		}
+	}
+	if _, ok := gocsvFields([]string{names[0], "nope"}); ok {
+		t.Error("a header with a column gocsv does not map was mapped")
+	}
+}
+
 // trickle reads one byte per call, so that every rune is cut between reads.
 type trickle struct{ *bytes.Reader }
 
