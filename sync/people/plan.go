@@ -305,22 +305,61 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 // create.
 func (j *Job) sortPending(ctx context.Context, plan *Plan, state *stateIndex, blocked map[string]bool, pending *People,
 	retracted map[int]bool) error {
-	newIDs := map[uint64]struct{}{}
+	// The externalId hashes of the new people, in line order: checked for
+	// a repeat once sorted (8 bytes a person, where a set of them held a
+	// first import's million keys a second time).
+	var newIDs []uint64
 	var diffErr error
 	pending.Filter(func(p model.Person, h sources.Hashes) bool {
 		if diffErr != nil || retracted[p.Line] {
 			return false
 		}
-		create, err := j.diffRow(ctx, plan, state, newIDs, blocked, p, h)
+		create, err := j.diffRow(ctx, plan, state, &newIDs, blocked, p, h)
 		diffErr = err
 		return create && err == nil
 	})
+	// A repeat comes before the row that failed, if one did: the rows
+	// after it were not sorted.
+	if err := repeatedNewID(plan.Source, state, pending, newIDs); err != nil {
+		return err
+	}
 	return diffErr
 }
 
+// repeatedNewID returns the error of the first new person (in line order)
+// whose externalId hash an earlier new person has, if any: the read lets
+// no externalId through twice, so it cannot happen. newIDs are the hashes
+// of the new people of the list, in order; the list holds them and the
+// known people to create again.
+func repeatedNewID(source string, state *stateIndex, kept *People, newIDs []uint64) error {
+	slices.Sort(newIDs)
+	repeated := map[uint64]bool{}
+	for i := 1; i < len(newIDs); i++ {
+		if newIDs[i] == newIDs[i-1] {
+			repeated[newIDs[i]] = true
+		}
+	}
+	if len(repeated) == 0 {
+		return nil
+	}
+	seen := map[uint64]bool{}
+	for i := range kept.Len() {
+		p, h := kept.hashedAt(i)
+		if !repeated[h.ID] || state.lookupKey(h.ID, p.ExternalID) != nil {
+			continue
+		}
+		if seen[h.ID] {
+			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", source, p.Line, p.ExternalID)
+		}
+		seen[h.ID] = true
+	}
+	return nil
+}
+
 // diffRow sorts one accepted row of the export into the plan; create says
-// it is one to create, which the caller adds to plan.Create.
-func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
+// it is one to create, which the caller adds to plan.Create. The hash of a
+// new person's externalId is added to newIDs.
+func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs *[]uint64,
 	blocked map[string]bool, p model.Person, h sources.Hashes) (create bool, err error) {
 	id := h.ID
 	k := state.lookupKey(id, p.ExternalID)
@@ -333,10 +372,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 			plan.Stats.Rejected++
 			return false, nil
 		}
-		if _, twice := newIDs[id]; twice {
-			return false, fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
-		}
-		newIDs[id] = struct{}{}
+		*newIDs = append(*newIDs, id)
 		return true, nil
 	}
 	if k.seen {

@@ -3,6 +3,7 @@ package people
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 
 )
 
@@ -101,5 +102,6 @@ func (l *People) addBalanceAt(i int) *float64 {
 		}
 	}
 	v := math.Float64frombits(binary.LittleEndian.Uint64(b))
+	runtime.KeepAlive(l)
 	return &v
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +151,28 @@ func TestPlanJSONFields(t *testing.T) {
 	}
 	if len(doc) != 15 {
 		t.Errorf("the plan's JSON has %d members, want 15 (its fields, calls and new)", len(doc))
+	}
+}
+
+// TestRepeatedNewID checks the check that replaced the set of new
+// externalIds: the first new person whose externalId hash an earlier one
+// has is named, in line order, whatever the order of the hashes.
+func TestRepeatedNewID(t *testing.T) {
+	state := &stateIndex{}
+	state.index()
+	var kept People
+	var ids []uint64
+	for _, id := range []string{"E9", "E1", "E2", "E1", "E9"} {
+		p := model.Person{Line: len(ids) + 2, ExternalID: id}
+		h := hashes(&p)
+		kept.Add(p, h)
+		ids = append(ids, h.ID)
+	}
+	err := repeatedNewID("x.csv", state, &kept, slices.Clone(ids))
+	if err == nil || err.Error() != "x.csv:5: externalId E1 appears twice after validation" {
+		t.Fatalf("err = %v, want the second E1 (line 5)", err)
+	}
+	if err := repeatedNewID("x.csv", state, &kept, ids[:3]); err != nil {
+		t.Fatalf("no repeat: err = %v", err)
 	}
 }

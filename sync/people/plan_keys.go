@@ -17,15 +17,15 @@ import (
 // plan need not look the same row up again.
 type stateKeys struct {
 	state  *stateIndex
-	ids    map[uint64]int32
-	emails map[uint64]int32
+	ids    keyLines // the keys state does not know, with their first lines
+	emails keyLines
 
 	lastLine  int // the line of the last row First saw
 	lastEntry int // the entry of its externalId, or -1
 }
 
 func newStateKeys(s *stateIndex) *stateKeys {
-	return &stateKeys{state: s, ids: map[uint64]int32{}, emails: map[uint64]int32{}, lastEntry: -1}
+	return &stateKeys{state: s, lastEntry: -1}
 }
 
 // Locate finds the entry of the row's externalId hash and the entry whose
@@ -68,14 +68,14 @@ func (k *stateKeys) First(p *model.Person, h sources.Hashes, loc sources.Loc, li
 		if loc.ID > 0 {
 			idFirst = firstAt(&k.state.people[loc.ID-1].idLine, line)
 		} else {
-			idFirst = sources.FirstIn(k.ids, h.ID, line)
+			idFirst = k.ids.first(h.ID, line)
 		}
 	}
 	if p.Email != "" {
 		if loc.Email > 0 {
 			emailFirst = firstAt(&k.state.people[loc.Email-1].mailLine, line)
 		} else {
-			emailFirst = sources.FirstIn(k.emails, h.Email, line)
+			emailFirst = k.emails.first(h.Email, line)
 		}
 	}
 	return idFirst, emailFirst
