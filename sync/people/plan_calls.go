@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
-
 )
 
 // batching is how a plan's Create is cut into createPeople calls and what
