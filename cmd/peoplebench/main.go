@@ -128,6 +128,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.WorkDir, "workdir", "", "directory for the files (default: a new temporary directory, removed at the end)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (and the SQLite state) at the end")
 	fs.BoolVar(&o.NoRunCheck, "no-run-check", false, "skip the `hrsync run people` rerun check")
+	fs.BoolVar(&o.NoImport, "no-import", false, "skip the first import (its plans against an empty state, and its run)")
+	fs.IntVar(&o.ImportRunRows, "import-run-rows", 100000, "rows of the first import's `hrsync run people` against an emulator of the API (0: no run)")
 	fs.StringVar(&o.ProfileDir, "profile", "", "also build the plan in-process and write cpu.pprof and heap.pprof for each store into this directory")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -149,6 +151,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("-rows must be at least 1")
 	case o.Repeat < 1:
 		return options{}, errors.New("-repeat must be at least 1")
+	case o.ImportRunRows < 0:
+		return options{}, errors.New("-import-run-rows must be 0 or more")
 	case len(o.Stores) == 0:
 		return options{}, errors.New("-stores names no store")
 	}
