@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"hrsync/config"
+	"hrsync/internal/jsonstream"
 	"hrsync/model"
 	"hrsync/store"
 	"hrsync/sync/grants"
@@ -127,7 +129,7 @@ func runPlan(cmd *cobra.Command, ro readOnly, files []string) error {
 	}
 	w := cmd.OutOrStdout()
 	if ro.asJSON {
-		return printJSON(w, doc)
+		return printPlansJSON(w, doc)
 	}
 	for _, p := range doc.People {
 		people.PrintPlan(w, p)
@@ -142,6 +144,31 @@ func runPlan(cmd *cobra.Command, ro readOnly, files []string) error {
 		grants.PrintPlan(w, p, false)
 	}
 	return nil
+}
+
+// printPlansJSON prints doc as printJSON does, each people plan streamed
+// (a first import's calls and new people are never held as JSON).
+func printPlansJSON(w io.Writer, doc plans) error {
+	s := jsonstream.New(w, "", "  ")
+	s.Begin('{')
+	s.Key("people")
+	if doc.People == nil {
+		s.Value(doc.People)
+	} else {
+		s.Begin('[')
+		for _, p := range doc.People {
+			s.Elem()
+			s.Nested(func(w io.Writer, prefix string) error { return p.WriteJSON(w, prefix, "  ") })
+		}
+		s.End(']')
+	}
+	s.Key("personalize")
+	s.Value(doc.Personalize)
+	s.Key("grants")
+	s.Value(doc.Grants)
+	s.End('}')
+	s.Raw("\n")
+	return s.Flush()
 }
 
 // buildPlans plans each ready export of each tenant, or each file.

@@ -62,6 +62,10 @@ type options struct {
 	Keep        bool
 	NoRunCheck  bool
 	ProfileDir  string
+	// NoImport skips the first import (its plans and its run).
+	NoImport bool
+	// ImportRunRows is the size of the first import's run (0: no run).
+	ImportRunRows int
 	// self is the program re-executed for the baseline; "" means this
 	// executable.
 	self string
@@ -95,6 +99,16 @@ type storeResult struct {
 	// current (the daily run that finds nothing to do), each on the
 	// previous export's rows rotated (new content, the same people).
 	Steady []proc.Measurement
+	// Import are the plans of next.csv against an empty state (a first
+	// import: every row new); ImportRun is the run of people of its first
+	// ImportRunRows rows against an emulator of the API (nil: not run).
+	Import        []proc.Measurement
+	ImportRows    int // the rows of next.csv, every one new
+	ImportRun     *proc.Measurement
+	ImportRunRows int
+	// Procs are the plans from the snapshot at GOMAXPROCS=1 (Procs[0]) and
+	// GOMAXPROCS=2 (Procs[1]).
+	Procs [2][]proc.Measurement
 	// Checks lists each check made, with its outcome.
 	Checks []check
 }
@@ -233,9 +247,11 @@ type target struct {
 	drop        func() error
 }
 
-func newTarget(o options, dir, name string) (target, error) {
+// newTarget returns a fresh target on store name: a new SQLite file
+// (state-<name><suffix>.db), or a new PostgreSQL schema.
+func newTarget(o options, dir, name, suffix string) (target, error) {
 	if name == storeSQLite {
-		path := filepath.Join(dir, "state-sqlite.db")
+		path := filepath.Join(dir, "state-"+name+suffix+".db")
 		for _, p := range []string{path, path + "-wal", path + "-shm"} {
 			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return target{}, fmt.Errorf("remove old state: %w", err)
@@ -274,7 +290,7 @@ func newTarget(o options, dir, name string) (target, error) {
 // measureStore seeds one store and measures the plan and the baseline on it.
 func measureStore(ctx context.Context, o options, dir, name string, f files, w io.Writer) (res storeResult, err error) {
 	res = storeResult{Store: name, Rows: o.Rows}
-	t, err := newTarget(o, dir, name) //nolint:contextcheck // its cleanup bounds itself (see drop)
+	t, err := newTarget(o, dir, name, "") //nolint:contextcheck // its cleanup bounds itself (see drop)
 	if err != nil {
 		return res, err
 	}
@@ -339,6 +355,11 @@ func measureStore(ctx context.Context, o options, dir, name string, f files, w i
 		}
 		fmt.Fprintf(w, "%s: wrote cpu.pprof and heap.pprof into %s\n", name, filepath.Join(o.ProfileDir, name))
 	}
+	if !o.NoImport {
+		if err := measureImport(ctx, o, dir, f, &res, w); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
@@ -368,6 +389,9 @@ func measureRerun(ctx context.Context, o options, t target, env []string, cfg, d
 		return err
 	}
 	samePlans(res, scanOut, snapOut)
+	if err := measureProcs(ctx, o, env, cfg, f, res, w); err != nil {
+		return err
+	}
 	return measureSteady(ctx, o, env, cfg, drop, f, res, w)
 }
 

@@ -32,10 +32,10 @@ store:
 log:
   level: warn
   format: json
-tenants:
+%stenants:
   - name: %s
-    companyId: 00000000-0000-4000-8000-00000000c0de
-    collectionId: 00000000-0000-4000-8000-00000000beef
+    companyId: %s
+    collectionId: %s
     source:
       csv:
         dir: %q
@@ -47,9 +47,22 @@ tenants:
       defaultBalance: 25
 `
 
+// The company and collection of the generated configuration, when no API
+// answers (a run that would call it fails its calls).
+const (
+	benchCompany    = "00000000-0000-4000-8000-00000000c0de"
+	benchCollection = "00000000-0000-4000-8000-00000000beef"
+)
+
 // writeConfig writes the configuration of one store into dir and returns
 // its path and the tenant's drop folder.
 func writeConfig(dir, schema string) (cfg, drop string, err error) {
+	return writeConfigAPI(dir, schema, "", benchCompany, benchCollection)
+}
+
+// writeConfigAPI is writeConfig with an api section (api: "" for none)
+// and the tenant's company and collection.
+func writeConfigAPI(dir, schema, api, company, collection string) (cfg, drop string, err error) {
 	drop = filepath.Join(dir, "drop")
 	if err := os.MkdirAll(drop, 0o700); err != nil {
 		return "", "", fmt.Errorf("make drop folder: %w", err)
@@ -58,7 +71,7 @@ func writeConfig(dir, schema string) (cfg, drop string, err error) {
 		schema = store.DefaultSchema // ignored by SQLite
 	}
 	cfg = filepath.Join(dir, "hrsync.yaml")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, configTemplate, schema, tenant, drop), fileMode); err != nil {
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, configTemplate, schema, api, tenant, company, collection, drop), fileMode); err != nil {
 		return "", "", fmt.Errorf("write configuration: %w", err)
 	}
 	return cfg, drop, nil

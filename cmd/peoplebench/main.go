@@ -19,14 +19,30 @@
 // which saves a snapshot of the state as every run does, so that the plan
 // loads it instead. Each plan is measured beside a baseline.
 //
+// Once the snapshot is saved, the snapshot plan is also measured with
+// GOMAXPROCS=1 and with GOMAXPROCS=2, -repeat times each, alternately (how
+// the plan uses a second core: issue 22's target is wall(2)/wall(1) <= 0.60).
+//
+// Then a first import, on a fresh empty state of each store (a new SQLite
+// file, a new PostgreSQL schema): -repeat plans of next.csv, every row new,
+// their counts checked (issue 22's target: peak <= 300 MiB); and one
+// `hrsync run people` of the first -import-run-rows rows of next.csv on
+// another empty state, against a loopback emulator of the API (package
+// emulator) with a rate limit too high to bound it, checked to create every
+// person in as many createPeople calls as batches (-no-import skips both;
+// -import-run-rows 0 skips the run).
+//
 // It prints a table of wall times, peak resident memory and their ratio,
 // one line per store and state (scan, snapshot), with a verdict against the
-// targets (no slower than the baseline, under 250 MiB). Figures are
-// printed, never asserted. See docs/benchmarks.md.
+// targets (no slower than the baseline, under 250 MiB), then per store the
+// verdicts of the no-change runs, of GOMAXPROCS=2 over GOMAXPROCS=1 and of
+// the first import. Figures are printed, never asserted; a failed
+// correctness check fails the harness. See docs/benchmarks.md.
 //
 // Usage:
 //
 //	peoplebench [-rows 1000000] [-stores sqlite,postgres] [-repeat 3] [-hrsync bin/hrsync]
+//	            [-no-import] [-import-run-rows 100000]
 //
 // PostgreSQL is reached through HRSYNC_TEST_POSTGRES_URL (or -postgres).
 package main
@@ -128,6 +144,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.WorkDir, "workdir", "", "directory for the files (default: a new temporary directory, removed at the end)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (and the SQLite state) at the end")
 	fs.BoolVar(&o.NoRunCheck, "no-run-check", false, "skip the `hrsync run people` rerun check")
+	fs.BoolVar(&o.NoImport, "no-import", false, "skip the first import (its plans against an empty state, and its run)")
+	fs.IntVar(&o.ImportRunRows, "import-run-rows", 100000, "rows of the first import's `hrsync run people` against an emulator of the API (0: no run)")
 	fs.StringVar(&o.ProfileDir, "profile", "", "also build the plan in-process and write cpu.pprof and heap.pprof for each store into this directory")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
@@ -149,6 +167,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return options{}, errors.New("-rows must be at least 1")
 	case o.Repeat < 1:
 		return options{}, errors.New("-repeat must be at least 1")
+	case o.ImportRunRows < 0:
+		return options{}, errors.New("-import-run-rows must be 0 or more")
 	case len(o.Stores) == 0:
 		return options{}, errors.New("-stores names no store")
 	}

@@ -31,7 +31,7 @@ func TestParseFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Rows != 1000000 || o.Repeat != 3 || strings.Join(o.Stores, ",") != "sqlite,postgres" {
+		if o.Rows != 1000000 || o.Repeat != 3 || strings.Join(o.Stores, ",") != "sqlite,postgres" || o.ImportRunRows != 100000 || o.NoImport {
 			t.Errorf("defaults = %+v", o)
 		}
 	})
@@ -49,6 +49,7 @@ func TestParseFlags(t *testing.T) {
 		"no store":      {"-stores", ","},
 		"zero rows":     {"-rows", "0"},
 		"zero repeat":   {"-repeat", "0"},
+		"negative run":  {"-import-run-rows", "-1"},
 		"extra args":    {"file.csv"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -231,7 +232,7 @@ func TestRun(t *testing.T) {
 	var out bytes.Buffer
 	var schemas []string
 	o := options{onSchema: func(s string) { schemas = append(schemas, s) }, Rows: 3000, Repeat: 2, Stores: []string{storeSQLite, storePostgres}, PostgresURL: pg,
-		WorkDir: t.TempDir(), ProfileDir: t.TempDir(), self: self}
+		WorkDir: t.TempDir(), ProfileDir: t.TempDir(), ImportRunRows: 1000, self: self}
 	if err := run(context.Background(), o, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -239,7 +240,10 @@ func TestRun(t *testing.T) {
 	t.Run("table for each store", func(t *testing.T) {
 		for _, want := range []string{"store  ", "\nsqlite    scan      3000  ", "\nsqlite    snapshot  3000  ",
 			"\npostgres  scan      3000  ", "\npostgres  snapshot  3000  ", "medians of 2 runs", "\nsqlite: scan ", "\npostgres: scan ",
-			"\nsqlite: run people with no change, snapshot current: ", "x the snapshot plan's wall"} {
+			"\nsqlite: run people with no change, snapshot current: ", "x the snapshot plan's wall",
+			"\npostgres: snapshot plan at GOMAXPROCS=1 ", ": wall(2)/wall(1) = ", "the target (<= 0.60)",
+			"\nsqlite: first import plan (3015 new people, empty state): ", "the target (peak <= 300 MiB)",
+			"\npostgres: first import run of 1000 rows (emulated API): "} {
 			if !strings.Contains(text, want) {
 				t.Errorf("output lacks %q:\n%s", want, text)
 			}
@@ -256,7 +260,10 @@ func TestRun(t *testing.T) {
 				"plan (snapshot) finds the generated diff", "plan from the snapshot equals the plan from the scan",
 				"plan (scan) says where its state came from", "plan (snapshot) says where its state came from",
 				"run people with no change, snapshot current (1), makes no API call: 0 requests",
-				"run people with no change, snapshot current (2), makes no API call: 0 requests"} {
+				"run people with no change, snapshot current (2), makes no API call: 0 requests",
+				"snapshot plan at GOMAXPROCS=1 finds the generated diff", "snapshot plan at GOMAXPROCS=2 finds the generated diff",
+				"first import plan: every row new: rows 3015, unchanged 0, changed 0, new 3015 in 31 calls",
+				"first import run creates every person: 1000 people in state, 10 API requests"} {
 				if !strings.Contains(text, "ok   "+store+": "+c) {
 					t.Errorf("no passing check %q for %s:\n%s", c, store, text)
 				}
@@ -271,20 +278,22 @@ func TestRun(t *testing.T) {
 		}
 	})
 	t.Run("schema dropped", func(t *testing.T) {
-		if len(schemas) != 1 {
-			t.Fatalf("schemas = %q, want one", schemas)
+		if len(schemas) != 3 {
+			t.Fatalf("schemas = %q, want three (the state, the first import's plans, its run)", schemas)
 		}
 		db, err := sql.Open("postgres", pg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = db.Close() }()
-		var n int
-		if err := db.QueryRow("SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", schemas[0]).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Errorf("schema %s is still there", schemas[0])
+		for _, schema := range schemas {
+			var n int
+			if err := db.QueryRow("SELECT count(*) FROM information_schema.schemata WHERE schema_name = $1", schema).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("schema %s is still there", schema)
+			}
 		}
 	})
 }

@@ -94,6 +94,43 @@ func writeTable(w io.Writer, results []storeResult) {
 		}
 		fmt.Fprintf(w, "%s: %s\n", r.Store, strings.Join(parts, "; "))
 		writeSteady(w, r)
+		writeProcs(w, r)
+		writeImport(w, r)
+	}
+}
+
+// meets names how a figure compares with its target.
+func meets(ok bool) string {
+	if ok {
+		return "meets"
+	}
+	return "MISSES"
+}
+
+// writeProcs prints the snapshot plan's wall time with GOMAXPROCS=2 over
+// its wall time with GOMAXPROCS=1 (medians).
+func writeProcs(w io.Writer, r storeResult) {
+	if len(r.Procs[0]) == 0 || len(r.Procs[1]) == 0 {
+		return
+	}
+	one, two := walls(r.Procs[0]), walls(r.Procs[1])
+	ratio := two.median / one.median
+	fmt.Fprintf(w, "%s: snapshot plan at GOMAXPROCS=1 %ss, at GOMAXPROCS=2 %ss: wall(2)/wall(1) = %.2f; %s the target (<= %.2f)\n",
+		r.Store, one.cell(2), two.cell(2), ratio, meets(ratio <= targetProcsRatio), targetProcsRatio)
+}
+
+// writeImport prints the first import's plans (the highest peak of the
+// repeats against the target) and its run.
+func writeImport(w io.Writer, r storeResult) {
+	if len(r.Import) == 0 {
+		return
+	}
+	pp := peaks(r.Import)
+	fmt.Fprintf(w, "%s: first import plan (%d new people, empty state): %ss, peak %s MiB; %s the target (peak <= %.0f MiB)\n",
+		r.Store, r.ImportRows, walls(r.Import).cell(2), pp.cell(0), meets(pp.hi <= targetImportPeakMiB), targetImportPeakMiB)
+	if m := r.ImportRun; m != nil {
+		fmt.Fprintf(w, "%s: first import run of %d rows (emulated API): %.2fs, peak %.0f MiB; %s the target (peak <= %.0f MiB)\n",
+			r.Store, r.ImportRunRows, m.Wall.Seconds(), m.PeakMiB(), meets(m.PeakMiB() <= targetImportPeakMiB), targetImportPeakMiB)
 	}
 }
 

@@ -119,7 +119,7 @@ func checkResources(t *testing.T, r corev1.ResourceRequirements) {
 		}
 	}
 	if mem, ok := r.Limits[corev1.ResourceMemory]; ok && mem.Cmp(resource.MustParse("256Mi")) < 0 {
-		t.Errorf("memory limit %s: a first import of 1,000,000 people needs about 260 MiB (docs/benchmarks.md)", mem.String())
+		t.Errorf("memory limit %s: a first import of 1,000,000 people needs about 220 MiB (docs/benchmarks.md)", mem.String())
 	}
 }
 

@@ -214,12 +214,8 @@ func PrintPlan(w io.Writer, p *Plan) {
 		fmt.Fprintf(tw, "  %s\t%d\n", k, s[k])
 	}
 	_ = tw.Flush()
-	var total float64
-	for _, c := range p.Calls {
-		total += c.Total
-	}
-	if len(p.Calls) > 0 {
-		fmt.Fprintf(w, "  would call createPeople %s for %d people, granting %s in all\n", times(len(p.Calls)), p.Create.Len(), textfmt.Money(total))
+	if n := p.CallCount(); n > 0 {
+		fmt.Fprintf(w, "  would call createPeople %s for %d people, granting %s in all\n", times(n), p.Create.Len(), textfmt.Money(p.callsTotal()))
 	}
 	printPlanPeople(w, p)
 	for _, row := range model.RejectedRows(p.Rejections) {
@@ -264,18 +260,6 @@ func printPlanPeople(w io.Writer, p *Plan) {
 	})
 	textfmt.List(w, "departed", len(p.Departed), limit, func(i int) string { return p.Departed[i] })
 	textfmt.List(w, "held (a grant waits for an operator)", len(p.Held), limit, func(i int) string { return p.Held[i] })
-}
-
-// grantOf returns what the plan grants the i-th person to create: the
-// calls list the people of Create in order.
-func grantOf(p *Plan, i int) float64 {
-	for _, pc := range p.Calls {
-		if i < len(pc.Grants) {
-			return pc.Grants[i]
-		}
-		i -= len(pc.Grants)
-	}
-	return 0
 }
 
 // personLabel names a person in a listing: externalId and name, never the

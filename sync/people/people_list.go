@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"runtime"
 	"time"
 
 	"hrsync/model"
@@ -21,7 +22,12 @@ import (
 // The zero value is an empty list. People is not safe for concurrent use.
 type People struct {
 	slabs [][]byte
-	at    []uint64 // per person: slab index << 32 | offset in the slab
+	// owners holds, per slab, the owner of its memory (see slabOwner):
+	// a slab may be outside the Go heap, and is released once its owner
+	// is unreachable. Every method that reads a slab keeps the list alive
+	// until it is done (runtime.KeepAlive).
+	owners []*slabOwner
+	at     []uint64 // per person: slab index << 32 | offset in the slab
 }
 
 // slabSize is the size of one slab; a person never spans two.
@@ -35,11 +41,13 @@ func (l *People) Add(p model.Person, h sources.Hashes) {
 	var buf [512]byte // most records fit: no garbage per person
 	rec := appendPerson(buf[:0], p, h)
 	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
-		l.slabs = append(l.slabs, make([]byte, 0, max(slabSize, len(rec))))
+		slab, owner := newSlab(max(slabSize, len(rec)))
+		l.slabs, l.owners = append(l.slabs, slab), append(l.owners, owner)
 	}
 	last := len(l.slabs) - 1
 	l.at = append(l.at, uint64(last)<<32|uint64(len(l.slabs[last])))
-	l.slabs[last] = append(l.slabs[last], rec...)
+	l.slabs[last] = append(l.slabs[last], rec...) // within the slab's capacity: never moved
+	runtime.KeepAlive(l)
 }
 
 // At returns the i-th person.
@@ -55,6 +63,7 @@ func (l *People) hashedAt(i int) (model.Person, sources.Hashes) {
 	if err != nil {
 		panic("people list: " + err.Error()) // written by Add: cannot happen
 	}
+	runtime.KeepAlive(l)
 	return p, h
 }
 
@@ -102,13 +111,15 @@ func (l *People) Filter(keep func(model.Person, sources.Hashes) bool) {
 		l.at[kept] = uint64(ws)<<32 | uint64(wo)
 		kept, wo = kept+1, wo+n
 	}
+	runtime.KeepAlive(l)
 	if kept == 0 {
 		*l = People{}
 		return
 	}
 	l.slabs[ws] = l.slabs[ws][:wo]
 	clear(l.slabs[ws+1:])
-	l.slabs, l.at = l.slabs[:ws+1], l.at[:kept]
+	clear(l.owners[ws+1:])
+	l.slabs, l.owners, l.at = l.slabs[:ws+1], l.owners[:ws+1], l.at[:kept]
 }
 
 // Person record flags.

@@ -34,16 +34,8 @@ func peopleReport(plan *Plan, refusals []Refusal, waiting map[string]bool) *repo
 		skip[id] = true
 	}
 	out := &reports.People{AlreadyThereCount: plan.Unchanged}
-	// The calls list the people of Create in order, with their grants.
-	call, at := 0, 0
-	for _, p := range plan.Create.All() {
-		for call < len(plan.Calls) && at >= len(plan.Calls[call].Grants) {
-			call, at = call+1, 0
-		}
-		var g float64
-		if call < len(plan.Calls) {
-			g, at = plan.Calls[call].Grants[at], at+1
-		}
+	for i, p := range plan.Create.All() {
+		g := grantOf(plan, i)
 		if skip[p.ExternalID] {
 			continue
 		}

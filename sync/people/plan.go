@@ -1,6 +1,7 @@
 package people
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -40,8 +41,10 @@ type Plan struct {
 	// Rejections are the rows the export could not use, with the plan's
 	// own rejections (an e-mail that belongs to another person).
 	Rejections []model.Rejection `json:"rejections"`
-	// Calls are the createPeople calls applying the plan would make.
-	Calls []PlannedCall `json:"calls"`
+	// The createPeople calls applying the plan would make are derived from
+	// Create when asked for (CallCount, Call), never held: a first import
+	// would hold every externalId a second time. The JSON lists them as
+	// "calls", here.
 	// Trips are the safeguards the plan trips; any trip stops the run.
 	Trips []Trip `json:"safeguards"`
 
@@ -52,6 +55,10 @@ type Plan struct {
 	// StateFrom says how the state was read: "snapshot" (the index a run
 	// saved, still current) or "scan" (every person read from the store).
 	StateFrom string `json:"stateFrom"`
+
+	// batching is how Create is cut into calls and what each person is
+	// granted (the job's options when the plan was built).
+	batching batching
 
 	changedRows  People
 	returnedRows People
@@ -98,25 +105,19 @@ type NewPerson struct {
 	Grant      float64 `json:"grant"`
 }
 
-// MarshalJSON encodes the plan with its tags and the people it would
-// create ("new"), every list that is empty as [] rather than null.
+// MarshalJSON encodes the plan with its tags, its calls ("calls") and the
+// people it would create ("new"), every list that is empty as [] rather
+// than null. It holds the whole document: WriteJSON streams it.
 func (p *Plan) MarshalJSON() ([]byte, error) {
-	type plain Plan // the same fields, without this method
-	q := struct {
-		plain
-		New []NewPerson `json:"new"`
-	}{plain: plain(*p), New: make([]NewPerson, 0, p.Create.Len())}
-	for i := range p.Create.Len() {
-		q.New = append(q.New, NewPerson{ExternalID: p.Create.At(i).ExternalID, Grant: grantOf(p, i)})
+	var indented bytes.Buffer
+	if err := p.WriteJSON(&indented, "", "\t"); err != nil {
+		return nil, err
 	}
-	q.Changed = orEmpty(q.Changed)
-	q.Returned = orEmpty(q.Returned)
-	q.Departed = orEmpty(q.Departed)
-	q.Held = orEmpty(q.Held)
-	q.Rejections = orEmpty(q.Rejections)
-	q.Calls = orEmpty(q.Calls)
-	q.Trips = orEmpty(q.Trips)
-	return json.Marshal(q)
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, indented.Bytes()); err != nil {
+		return nil, fmt.Errorf("compact plan: %w", err)
+	}
+	return compact.Bytes(), nil
 }
 
 // orEmpty returns s, or an empty slice when s is nil.
@@ -163,7 +164,7 @@ func (p *Plan) Summary() map[string]int {
 		"departed":  len(p.Departed),
 		"unchanged": p.Unchanged,
 		"held":      len(p.Held),
-		"calls":     len(p.Calls),
+		"calls":     p.CallCount(),
 	}
 }
 
@@ -239,7 +240,7 @@ func (j *Job) buildPlan(ctx context.Context, export sources.Source, keepScan boo
 	if ok {
 		plan.LastGoodRows = rows
 	}
-	plan.Calls = j.planCalls(&plan.Create)
+	plan.batching = j.batching()
 	plan.Trips = j.opts.Safeguards.check(plan)
 	slices.SortStableFunc(plan.Rejections, func(a, b model.Rejection) int { return cmp.Compare(a.Line, b.Line) })
 	return plan, nil
@@ -303,22 +304,61 @@ func (j *Job) readExport(ctx context.Context, export sources.Source, plan *Plan,
 // create.
 func (j *Job) sortPending(ctx context.Context, plan *Plan, state *stateIndex, blocked map[string]bool, pending *People,
 	retracted map[int]bool) error {
-	newIDs := map[uint64]struct{}{}
+	// The externalId hashes of the new people, in line order: checked for
+	// a repeat once sorted (8 bytes a person, where a set of them held a
+	// first import's million keys a second time).
+	var newIDs []uint64
 	var diffErr error
 	pending.Filter(func(p model.Person, h sources.Hashes) bool {
 		if diffErr != nil || retracted[p.Line] {
 			return false
 		}
-		create, err := j.diffRow(ctx, plan, state, newIDs, blocked, p, h)
+		create, err := j.diffRow(ctx, plan, state, &newIDs, blocked, p, h)
 		diffErr = err
 		return create && err == nil
 	})
+	// A repeat comes before the row that failed, if one did: the rows
+	// after it were not sorted.
+	if err := repeatedNewID(plan.Source, state, pending, newIDs); err != nil {
+		return err
+	}
 	return diffErr
 }
 
+// repeatedNewID returns the error of the first new person (in line order)
+// whose externalId hash an earlier new person has, if any: the read lets
+// no externalId through twice, so it cannot happen. newIDs are the hashes
+// of the new people of the list, in order; the list holds them and the
+// known people to create again.
+func repeatedNewID(source string, state *stateIndex, kept *People, newIDs []uint64) error {
+	slices.Sort(newIDs)
+	repeated := map[uint64]bool{}
+	for i := 1; i < len(newIDs); i++ {
+		if newIDs[i] == newIDs[i-1] {
+			repeated[newIDs[i]] = true
+		}
+	}
+	if len(repeated) == 0 {
+		return nil
+	}
+	seen := map[uint64]bool{}
+	for i := range kept.Len() {
+		p, h := kept.hashedAt(i)
+		if !repeated[h.ID] || state.lookupKey(h.ID, p.ExternalID) != nil {
+			continue
+		}
+		if seen[h.ID] {
+			return fmt.Errorf("%s:%d: externalId %s appears twice after validation", source, p.Line, p.ExternalID)
+		}
+		seen[h.ID] = true
+	}
+	return nil
+}
+
 // diffRow sorts one accepted row of the export into the plan; create says
-// it is one to create, which the caller adds to plan.Create.
-func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs map[uint64]struct{},
+// it is one to create, which the caller adds to plan.Create. The hash of a
+// new person's externalId is added to newIDs.
+func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs *[]uint64,
 	blocked map[string]bool, p model.Person, h sources.Hashes) (create bool, err error) {
 	id := h.ID
 	at := state.lookupKeyAt(id, p.ExternalID)
@@ -331,10 +371,7 @@ func (j *Job) diffRow(ctx context.Context, plan *Plan, state *stateIndex, newIDs
 			plan.Stats.Rejected++
 			return false, nil
 		}
-		if _, twice := newIDs[id]; twice {
-			return false, fmt.Errorf("%s:%d: externalId %s appears twice after validation", plan.Source, p.Line, p.ExternalID)
-		}
-		newIDs[id] = struct{}{}
+		*newIDs = append(*newIDs, id)
 		return true, nil
 	}
 	if state.marks.seen(at) {
@@ -416,22 +453,6 @@ func (j *Job) grantFor(p model.Person) (addBalance, total float64) {
 		addBalance = *p.AddBalance
 	}
 	return addBalance, addBalance + j.opts.Amount
-}
-
-func (j *Job) planCalls(create *People) []PlannedCall {
-	var calls []PlannedCall
-	for start := 0; start < create.Len(); start += j.opts.BatchSize {
-		end := min(start+j.opts.BatchSize, create.Len())
-		c := PlannedCall{Operation: "createPeople"}
-		for _, p := range create.Slice(start, end) {
-			_, total := j.grantFor(p)
-			c.ExternalIDs = append(c.ExternalIDs, p.ExternalID)
-			c.Grants = append(c.Grants, total)
-			c.Total += total
-		}
-		calls = append(calls, c)
-	}
-	return calls
 }
 
 // Safeguards stop a run before any call when its export looks wrong.

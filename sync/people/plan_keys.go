@@ -18,8 +18,8 @@ import (
 // same row up again.
 type stateKeys struct {
 	state  *stateIndex
-	ids    map[uint64]int32
-	emails map[uint64]int32
+	ids    keyLines // the keys state does not know, with their first lines
+	emails keyLines
 
 	lastLine  int  // the line of the last row First saw
 	lastEntry int  // the entry of its externalId, or -1
@@ -30,7 +30,7 @@ type stateKeys struct {
 // plan's marks in s.
 func newStateKeys(s *stateIndex) *stateKeys {
 	s.marks = newPlanMarks(len(s.people))
-	return &stateKeys{state: s, ids: map[uint64]int32{}, emails: map[uint64]int32{}, lastEntry: -1}
+	return &stateKeys{state: s, lastEntry: -1}
 }
 
 // locSame is set in sources.Loc.Note when the externalId's entry is a
@@ -109,14 +109,14 @@ func (k *stateKeys) First(p *model.Person, h sources.Hashes, loc sources.Loc, li
 		if loc.ID > 0 {
 			idFirst = marks.firstID(int(loc.ID-1), line)
 		} else {
-			idFirst = sources.FirstIn(k.ids, h.ID, line)
+			idFirst = k.ids.first(h.ID, line)
 		}
 	}
 	if p.Email != "" {
 		if loc.Email > 0 {
 			emailFirst = marks.firstMail(int(loc.Email-1), line)
 		} else {
-			emailFirst = sources.FirstIn(k.emails, h.Email, line)
+			emailFirst = k.emails.first(h.Email, line)
 		}
 	}
 	return idFirst, emailFirst

@@ -361,7 +361,6 @@ func (j *Job) duplicateExport(ctx context.Context, x *exportRun, plan *Plan, pla
 		return plan, true, err
 	}
 	x.er.Duplicate = true
-	plan.Calls = j.planCalls(&plan.Create)
 	x.log.Info("file already processed (same content); sending only the people still waiting to be created",
 		zap.Int("people", plan.Create.Len()), zap.String("firstRun", firstRun))
 	return plan, false, nil

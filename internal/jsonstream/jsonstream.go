@@ -1,0 +1,157 @@
+// Package jsonstream writes a JSON document a value at a time, with the
+// bytes json.MarshalIndent (or a json.Encoder with SetIndent) would write
+// for the whole document, so that a document too large to hold (a plan that
+// lists a million new people) goes to its writer as it is made.
+//
+// A document is opened and closed object by object and array by array;
+// each leaf value is encoded by encoding/json where it stands.
+package jsonstream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Writer writes one JSON document in indented form. Its first error stops
+// it: every later call does nothing, and Err (and Flush) return it.
+type Writer struct {
+	w      *bufio.Writer
+	prefix string // what each line starts with
+	indent string // one level of nesting
+	// first says, per open object or array, that no member is written yet.
+	first []bool
+	buf   bytes.Buffer
+	encs  []*json.Encoder // per nesting depth, encoding into buf
+	err   error
+}
+
+// New returns a Writer to w of a value that starts where a line already
+// began with prefix (prefix and indent as for json.MarshalIndent).
+func New(w io.Writer, prefix, indent string) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), prefix: prefix, indent: indent}
+}
+
+// Begin opens an object ('{') or an array ('[') where a value goes.
+func (s *Writer) Begin(open byte) {
+	s.write(string(open))
+	s.first = append(s.first, true)
+}
+
+// End closes the innermost object ('}') or array (']'): an empty one is
+// written {} or [], as encoding/json writes it.
+func (s *Writer) End(closing byte) {
+	last := len(s.first) - 1
+	empty := s.first[last]
+	s.first = s.first[:last]
+	if !empty {
+		s.newline()
+	}
+	s.write(string(closing))
+}
+
+// Key starts an object member: its value comes next.
+func (s *Writer) Key(name string) {
+	s.Elem()
+	k, err := json.Marshal(name)
+	if err != nil {
+		s.fail(fmt.Errorf("encode key: %w", err))
+		return
+	}
+	s.write(string(k) + ": ")
+}
+
+// Elem starts an array element (a value, or a Begin, comes next).
+func (s *Writer) Elem() {
+	last := len(s.first) - 1
+	if !s.first[last] {
+		s.write(",")
+	}
+	s.first[last] = false
+	s.newline()
+}
+
+// Value writes v where a value goes, as encoding/json encodes it.
+func (s *Writer) Value(v any) {
+	if s.err != nil {
+		return
+	}
+	depth := len(s.first)
+	for len(s.encs) <= depth {
+		e := json.NewEncoder(&s.buf)
+		e.SetIndent(s.prefix+strings.Repeat(s.indent, len(s.encs)), s.indent)
+		s.encs = append(s.encs, e)
+	}
+	s.buf.Reset()
+	if err := s.encs[depth].Encode(v); err != nil {
+		s.fail(fmt.Errorf("encode %T: %w", v, err))
+		return
+	}
+	b := s.buf.Bytes()
+	s.writeBytes(b[:len(b)-1]) // less the Encoder's newline
+}
+
+// Nested writes a value with write, which is given the writer and the
+// prefix of the lines the value is nested in (for a streamed value of its
+// own: New(w, prefix, indent)); it must flush what it wrote.
+func (s *Writer) Nested(write func(w io.Writer, prefix string) error) {
+	if s.err != nil {
+		return
+	}
+	if err := write(s.w, s.prefix+strings.Repeat(s.indent, len(s.first))); err != nil {
+		s.fail(err)
+	}
+}
+
+// Raw writes text as it is (a newline at the end of the document).
+func (s *Writer) Raw(text string) { s.write(text) }
+
+// Flush writes what is buffered to the underlying writer, and returns the
+// first error.
+func (s *Writer) Flush() error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.w.Flush(); err != nil {
+		s.fail(fmt.Errorf("write json: %w", err))
+	}
+	return s.err
+}
+
+// Err returns the first error.
+func (s *Writer) Err() error { return s.err }
+
+// newline starts a line at the current nesting.
+func (s *Writer) newline() {
+	s.write("\n" + s.prefix)
+	for range len(s.first) {
+		s.write(s.indent)
+	}
+}
+
+func (s *Writer) write(text string) {
+	if s.err != nil {
+		return
+	}
+	if _, err := s.w.WriteString(text); err != nil {
+		s.fail(fmt.Errorf("write json: %w", err))
+	}
+}
+
+func (s *Writer) writeBytes(b []byte) {
+	if s.err != nil {
+		return
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.fail(fmt.Errorf("write json: %w", err))
+	}
+}
+
+func (s *Writer) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}

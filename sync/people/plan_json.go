@@ -1,0 +1,53 @@
+package people
+
+import (
+	"io"
+
+	"hrsync/internal/jsonstream"
+)
+
+// WriteJSON writes the plan to w as json.MarshalIndent(p, prefix, indent)
+// would (MarshalJSON's document, indented), with no newline at the end.
+// The calls and the new people go out one at a time: a first import of a
+// million people never holds its document, nor its calls.
+func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
+	s := jsonstream.New(w, prefix, indent)
+	s.Begin('{')
+	for _, f := range []struct {
+		name  string
+		value any
+	}{
+		{"tenant", p.Tenant}, {"source", p.Source}, {"stats", p.Stats},
+		{"changed", orEmpty(p.Changed)}, {"returned", orEmpty(p.Returned)}, {"departed", orEmpty(p.Departed)},
+		{"unchanged", p.Unchanged}, {"held", orEmpty(p.Held)}, {"rejections", orEmpty(p.Rejections)},
+	} {
+		s.Key(f.name)
+		s.Value(f.value)
+	}
+	s.Key("calls")
+	s.Begin('[')
+	for i := range p.CallCount() {
+		s.Elem()
+		s.Value(p.Call(i))
+	}
+	s.End(']')
+	for _, f := range []struct {
+		name  string
+		value any
+	}{
+		{"safeguards", orEmpty(p.Trips)}, {"activeBefore", p.ActiveBefore}, {"lastGoodRows", p.LastGoodRows},
+		{"stateFrom", p.StateFrom},
+	} {
+		s.Key(f.name)
+		s.Value(f.value)
+	}
+	s.Key("new")
+	s.Begin('[')
+	for i := range p.Create.Len() {
+		s.Elem()
+		s.Value(NewPerson{ExternalID: p.Create.At(i).ExternalID, Grant: grantOf(p, i)})
+	}
+	s.End(']')
+	s.End('}')
+	return s.Flush()
+}
