@@ -37,9 +37,10 @@ const scanRetries = 3
 // own and handed to fn on a goroutine of its own: fn is called
 // concurrently for different parts, and in turn within a part. part is
 // the part's index, from 0 to the number of parts less one; the parts
-// follow one another in the order a one-part scan reads the rows. The
-// dialect decides how many parts a table this size is worth (one for a
-// small table, or where the dialect does not split a scan).
+// follow one another in the table's storage order (SQLite's rowid,
+// PostgreSQL's pages). The dialect decides how many parts a table this
+// size is worth (one for a small table, or where the dialect does not
+// split a scan), and the store uses at most maxScanParts.
 //
 // Every part reads the tenant's version in its own read transaction
 // before any row: the scan goes ahead only when they all read the same
