@@ -187,7 +187,12 @@ func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, er
 // indexes them. The store reads the people in parts, one a core, and each
 // part is indexed as it is read, on the goroutine that reads it.
 func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
-	parts := make([]*scanPart, runtime.GOMAXPROCS(0))
+	return scanStateParts(ctx, st, tenant, runtime.GOMAXPROCS(0))
+}
+
+// scanStateParts is scanState in at most n parts.
+func scanStateParts(ctx context.Context, st Store, tenant string, n int) (*stateIndex, error) {
+	parts := make([]*scanPart, n)
 	for i := range parts {
 		parts[i] = new(scanPart)
 	}
@@ -198,7 +203,7 @@ func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 		return nil, fmt.Errorf("read state: %w", err)
 	}
 	s := &stateIndex{from: stateFromScan, version: version}
-	n := 0
+	total := 0
 	for _, p := range parts {
 		if len(s.ids)+len(p.ids) > math.MaxUint32 {
 			return nil, fmt.Errorf("read state: %w", errStateTooLarge)
@@ -208,7 +213,7 @@ func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 		p.people.each(func(e *stateEntry) { e.idStart += offset })
 		s.ids = append(s.ids, p.ids...)
 		s.active += p.active
-		n += p.people.n
+		total += p.people.n
 		p.ids = nil
 	}
 	each := func(fn func(*stateEntry)) {
@@ -216,7 +221,7 @@ func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 			p.people.each(fn)
 		}
 	}
-	s.people = sortedByHash(n, each, func(e *stateEntry) uint64 { return e.id })
+	s.people = sortedByHash(total, each, func(e *stateEntry) uint64 { return e.id })
 	s.emails, s.emailOwner = activeEmails(s.people)
 	s.index()
 	return s, nil
