@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -108,64 +107,6 @@ type PersonKey struct {
 	Departed bool
 	// Created is set when created_on_platform_at is set.
 	Created bool
-}
-
-// ScanPeopleKeys streams every person of tenant to fn, in no particular
-// order, reading only what PersonKey holds; fn must not keep the key's
-// byte slices. It is the scan for large diffs:
-// much cheaper than ScanPeople, since no timestamp is read or parsed. It
-// stops at fn's first error and returns that error unchanged.
-//
-// It also returns the version of the tenant's people (see PeopleVersion)
-// that the rows belong to: both are read in one read transaction, so an
-// index built from the rows is exactly the state at that version.
-func (s *Store) ScanPeopleKeys(ctx context.Context, tenant string, fn func(PersonKey) error) (version int64, err error) {
-	// The dialect may read the table in page order rather than through
-	// the (tenant, external_id) index.
-	from := s.db.PeopleScan()
-	// Both flags in one column: every column costs the driver a call per row.
-	q := `SELECT external_id, email, fingerprint,
-		CASE WHEN departed_at IS NULL THEN 0 ELSE 1 END + CASE WHEN created_on_platform_at IS NULL THEN 0 ELSE 2 END
-		FROM ` + from + ` WHERE tenant = ?`
-	var fnErr error
-	err = s.inReadTx(ctx, "scan people keys", func(tx *sqlx.Tx) error {
-		v, err := peopleVersion(ctx, tx, tenant)
-		if err != nil {
-			return err
-		}
-		rows, err := tx.QueryContext(ctx, tx.Rebind(q), tenant)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = rows.Close() }()
-		var (
-			k         PersonKey
-			id, email sql.RawBytes
-			flags     int64
-		)
-		for rows.Next() {
-			if err := rows.Scan(&id, &email, &k.Fingerprint, &flags); err != nil {
-				return err
-			}
-			k.ExternalID, k.Email = id, email
-			k.Departed, k.Created = flags&1 != 0, flags&2 != 0
-			if fnErr = fn(k); fnErr != nil {
-				return fnErr
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		version = v
-		return nil
-	})
-	if fnErr != nil {
-		return 0, fnErr
-	}
-	if err != nil {
-		return 0, err
-	}
-	return version, nil
 }
 
 // Person reads one person; ok is false when the tenant has no such person.

@@ -93,6 +93,7 @@ func Run(t *testing.T, b Backend) {
 		{"OrdersIngestSplit", testOrdersIngestSplit},
 		{"People", testPeople},
 		{"ScanPeopleKeys", testScanPeopleKeys},
+		{"ScanPeopleKeysParts", testScanPeopleKeysParts},
 		{"PeopleVersion", testPeopleVersion},
 		{"PeopleSnapshot", testPeopleSnapshot},
 		{"Personalizations", testPersonalizations},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
@@ -182,41 +183,82 @@ func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, er
 }
 
 // scanState reads the tenant's people with the store's lean scan and
-// indexes them.
+// indexes them. The store reads the people in parts, one a core, and each
+// part is indexed as it is read, on the goroutine that reads it.
 func scanState(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
-	s := &stateIndex{from: stateFromScan}
-	var people chunked[stateEntry]
-	version, err := st.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
-		if len(s.ids)+len(k.ExternalID) > math.MaxUint32 || len(k.ExternalID) > math.MaxUint16 {
-			return errStateTooLarge
-		}
-		e := stateEntry{
-			id:          xxhash.Sum64(k.ExternalID),
-			fingerprint: uint64(k.Fingerprint),
-			email:       xxhash.Sum64(k.Email),
-			idStart:     uint32(len(s.ids)),
-			idLen:       uint16(len(k.ExternalID)),
-		}
-		if k.Departed {
-			e.flags |= flagDeparted
-		} else {
-			s.active++
-		}
-		if k.Created {
-			e.flags |= flagCreated
-		}
-		people.add(e)
-		s.ids = append(s.ids, k.ExternalID...)
-		return nil
+	return scanStateParts(ctx, st, tenant, runtime.GOMAXPROCS(0))
+}
+
+// scanStateParts is scanState in at most n parts.
+func scanStateParts(ctx context.Context, st Store, tenant string, n int) (*stateIndex, error) {
+	parts := make([]*scanPart, n)
+	for i := range parts {
+		parts[i] = new(scanPart)
+	}
+	version, err := st.ScanPeopleKeysParts(ctx, tenant, len(parts), func(part int, k store.PersonKey) error {
+		return parts[part].add(k)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	s.version = version
-	s.people = sortedByHash(people.n, people.each, func(e *stateEntry) uint64 { return e.id })
+	s := &stateIndex{from: stateFromScan, version: version}
+	total := 0
+	for _, p := range parts {
+		if len(s.ids)+len(p.ids) > math.MaxUint32 {
+			return nil, fmt.Errorf("read state: %w", errStateTooLarge)
+		}
+		// The part's externalIds follow the earlier parts' in s.ids.
+		offset := uint32(len(s.ids))
+		p.people.each(func(e *stateEntry) { e.idStart += offset })
+		s.ids = append(s.ids, p.ids...)
+		s.active += p.active
+		total += p.people.n
+		p.ids = nil
+	}
+	each := func(fn func(*stateEntry)) {
+		for _, p := range parts {
+			p.people.each(fn)
+		}
+	}
+	s.people = sortedByHash(total, each, func(e *stateEntry) uint64 { return e.id })
 	s.emails, s.emailOwner = activeEmails(s.people)
 	s.index()
 	return s, nil
+}
+
+// scanPart is what one part of a scan of the state has read: its people,
+// their externalIds back to back (idStart counts from the part's first),
+// and how many are active.
+type scanPart struct {
+	people chunked[stateEntry]
+	ids    []byte
+	active int
+	_      [64]byte // parts are written by different goroutines: keep them off each other's cache lines
+}
+
+// add indexes one person of the part.
+func (p *scanPart) add(k store.PersonKey) error {
+	if len(p.ids)+len(k.ExternalID) > math.MaxUint32 || len(k.ExternalID) > math.MaxUint16 {
+		return errStateTooLarge
+	}
+	e := stateEntry{
+		id:          xxhash.Sum64(k.ExternalID),
+		fingerprint: uint64(k.Fingerprint),
+		email:       xxhash.Sum64(k.Email),
+		idStart:     uint32(len(p.ids)),
+		idLen:       uint16(len(k.ExternalID)),
+	}
+	if k.Departed {
+		e.flags |= flagDeparted
+	} else {
+		p.active++
+	}
+	if k.Created {
+		e.flags |= flagCreated
+	}
+	p.people.add(e)
+	p.ids = append(p.ids, k.ExternalID...)
+	return nil
 }
 
 // activeEmails lists the e-mail hashes of the active people, sorted, with

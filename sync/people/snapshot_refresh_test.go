@@ -24,9 +24,10 @@ type scanCounter struct {
 	scans atomic.Int64
 }
 
-func (s *scanCounter) ScanPeopleKeys(ctx context.Context, tenant string, fn func(store.PersonKey) error) (int64, error) {
+func (s *scanCounter) ScanPeopleKeysParts(ctx context.Context, tenant string, parts int,
+	fn func(int, store.PersonKey) error) (int64, error) {
 	s.scans.Add(1)
-	return s.Store.ScanPeopleKeys(ctx, tenant, fn)
+	return s.Store.ScanPeopleKeysParts(ctx, tenant, parts, fn)
 }
 
 // encoded is the snapshot encoding of s, whole.

@@ -29,7 +29,7 @@ type Store interface {
 
 	SavePeople(ctx context.Context, tenant string, rows []store.PersonRow) error
 	MarkDeparted(ctx context.Context, tenant string, externalIDs []string, at time.Time) error
-	ScanPeopleKeys(ctx context.Context, tenant string, fn func(store.PersonKey) error) (version int64, err error)
+	ScanPeopleKeysParts(ctx context.Context, tenant string, parts int, fn func(part int, k store.PersonKey) error) (version int64, err error)
 	PeopleSnapshot(ctx context.Context, tenant string, fn func(part []byte) error) (version int64, ok bool, err error)
 	PeopleSnapshotValid(ctx context.Context, tenant string) (bool, error)
 	SavePeopleSnapshot(ctx context.Context, tenant string, version int64, parts iter.Seq[[]byte]) (saved bool, err error)

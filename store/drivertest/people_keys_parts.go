@@ -1,0 +1,115 @@
+package drivertest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"hrsync/store"
+)
+
+// partsPeople is how many people the scan in parts reads: enough for
+// every dialect to split the table (at least 100,000 rowids in SQLite,
+// 2,048 pages in PostgreSQL).
+const partsPeople = 110_000
+
+// testScanPeopleKeysParts: a scan in parts hands every person of the
+// tenant once, with what the one-part scan reads, on more than one part
+// (the table is large enough), and reports the version of both.
+func testScanPeopleKeysParts(t *testing.T, d Backend) {
+	eachStore(t, d, func(t *testing.T, s *store.Store) {
+		rows := make([]store.PersonRow, partsPeople)
+		var gone []string
+		for i := range rows {
+			rows[i] = person(fmt.Sprintf("p%06d", i), i)
+			if i%3 == 0 {
+				rows[i].CreatedOnPlatformAt = at(2, i%60)
+			}
+			if i%7 == 0 {
+				gone = append(gone, rows[i].ExternalID)
+			}
+		}
+		must(t, s.SavePeople(ctx(t), "parts", rows))
+		must(t, s.MarkDeparted(ctx(t), "parts", gone, at(4, 0)))
+		must(t, s.SavePeople(ctx(t), "parts-other", []store.PersonRow{person("p000001", 99)}))
+
+		type key struct {
+			email             string
+			fingerprint       int64
+			departed, created bool
+		}
+		one := map[string]key{}
+		v1, err := s.ScanPeopleKeys(ctx(t), "parts", func(k store.PersonKey) error {
+			one[string(k.ExternalID)] = key{string(k.Email), k.Fingerprint, k.Departed, k.Created}
+			return nil
+		})
+		must(t, err)
+
+		const asked = 4
+		var (
+			mu    sync.Mutex
+			got   = map[string]key{}
+			parts = map[int]int{}
+			dup   error
+		)
+		v2, err := s.ScanPeopleKeysParts(ctx(t), "parts", asked, func(part int, k store.PersonKey) error {
+			mu.Lock()
+			defer mu.Unlock()
+			id := string(k.ExternalID)
+			if _, twice := got[id]; twice && dup == nil {
+				dup = fmt.Errorf("%s scanned twice", id)
+			}
+			got[id] = key{string(k.Email), k.Fingerprint, k.Departed, k.Created}
+			parts[part]++
+			return nil
+		})
+		must(t, err)
+		must(t, dup)
+		if v1 == 0 || v2 != v1 {
+			t.Fatalf("versions: one part %d, in parts %d", v1, v2)
+		}
+		if len(one) != partsPeople || len(got) != len(one) {
+			t.Fatalf("scanned %d people in parts, %d in one, want %d", len(got), len(one), partsPeople)
+		}
+		for id, w := range one {
+			if got[id] != w {
+				t.Fatalf("person %s: in parts %+v, in one part %+v", id, got[id], w)
+			}
+		}
+		if len(parts) < 2 || len(parts) > asked {
+			t.Fatalf("%d parts used (%v), want 2 to %d", len(parts), parts, asked)
+		}
+		for p := range parts {
+			if p < 0 || p >= asked {
+				t.Fatalf("part %d out of [0, %d)", p, asked)
+			}
+		}
+		testScanPartsStopped(t, s)
+	})
+}
+
+// testScanPartsStopped: the callback's error stops every part and comes
+// back unchanged.
+func testScanPartsStopped(t *testing.T, s *store.Store) {
+	stop := errors.New("stop here")
+	var (
+		mu    sync.Mutex
+		calls int
+	)
+	_, err := s.ScanPeopleKeysParts(ctx(t), "parts", 4, func(int, store.PersonKey) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls >= 10 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop { //nolint:errorlint // must be returned unchanged
+		t.Fatalf("err = %v, want the callback's error", err)
+	}
+	if calls >= partsPeople/2 {
+		t.Fatalf("callback called %d times: the parts did not stop", calls)
+	}
+}
