@@ -54,9 +54,10 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	bound := time.Duration(float64(max(calls-api.Burst, 0)) / api.RatePerSecond * float64(time.Second))
 	var wall, callsWall, lead time.Duration
 	runs := 0
+	times := &phaseTimes{}
 	for b.Loop() {
 		b.StopTimer()
-		w := newRateWorld(b, open(b).St, api, tenant, n)
+		w := newRateWorld(b, open(b).St, api, tenant, n, times)
 		b.StartTimer()
 		began := time.Now()
 		rep, err := w.job.RunOnce(b.Context(), feed(w.file), people.RunFlags{})
@@ -85,6 +86,11 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	b.ReportMetric(float64(calls)/perRun.Seconds(), "calls/s")
 	b.ReportMetric(bound.Seconds()/perRun.Seconds(), "of_bound")
 	b.ReportMetric(bound.Seconds()/perCalls.Seconds(), "calls_of_bound")
+	b.ReportMetric(mean(times.intent, times.intents), "intent_ms")
+	b.ReportMetric(mean(times.call, times.calls), "call_ms")
+	b.ReportMetric(mean(times.rateWait, times.calls), "ratewait_ms")
+	b.ReportMetric(mean(times.http, times.https), "http_ms")
+	b.ReportMetric(mean(times.finish, times.finishs), "outcome_ms")
 }
 
 // rateWorld is one run's world: an empty SQLite state, a fresh emulator
@@ -98,7 +104,7 @@ type rateWorld struct {
 	api  config.API
 }
 
-func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.People, n int) *rateWorld {
+func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.People, n int, times *phaseTimes) *rateWorld {
 	b.Helper()
 	emu := emutest.New(b)
 	if v := os.Getenv("HRSYNC_BENCH_RATE_LATENCY"); v != "" {
@@ -115,7 +121,7 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 	client, err := apiclient.New(apiclient.Config{
 		BaseURL: srv.URL, Token: emutest.Token, UserAgentVersion: "bench",
 		Timeout: api.Timeout.Duration, RatePerSecond: api.RatePerSecond, Burst: api.Burst,
-		MaxConcurrency: api.MaxConcurrency, MaxAttempts: api.MaxAttempts,
+		MaxConcurrency: api.MaxConcurrency, MaxAttempts: api.MaxAttempts, Observer: times.observer(),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +130,7 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: tenant.BatchSize, Concurrency: tenant.Concurrency, DefaultBalance: 10,
 		Safeguards: people.DefaultSafeguards(),
-	}, st, sender.NewJournal(st), client, nil)
+	}, st, sender.NewJournal(timedStore{Store: st, times: times}), timedCreator{Creator: client, times: times}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
