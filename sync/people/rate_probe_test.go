@@ -17,7 +17,7 @@ import (
 // outcome's commit. BenchmarkFirstImportAtRate reports their means per
 // call, to show which step holds a call's slot.
 type phaseTimes struct {
-	mu                             sync.Mutex
+	mu                                    sync.Mutex
 	intent, call, rateWait, http, finish  time.Duration
 	intents, calls, waits, https, finishs int
 }
