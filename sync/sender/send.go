@@ -21,7 +21,12 @@ import (
 
 // Send sends items in batches of BatchSize, Concurrency calls at a time,
 // each call with the exactly-once protocol, under run runID (a run of the
-// Sender's job recorded in the store). A grant whose key the ledger holds
+// Sender's job recorded in the store). A call's slot is taken before its
+// intent is committed and given back as soon as its answer arrives: the
+// outcome's commit does not hold it, so that the next call is not held up
+// by it (the commits of a tenant's people queue on one row of PostgreSQL,
+// see callSlots). At most Concurrency calls are in flight or about to be,
+// and at most as many more batches have their outcome being committed. A grant whose key the ledger holds
 // already in a state other than not_applied fails the send
 // (store.ErrGrantConflict): the caller plans only grants not yet applied.
 // A person must appear at most once in a send.
@@ -34,6 +39,7 @@ import (
 // the result.
 func (s *Sender) Send(ctx context.Context, runID string, items Items) (*Result, error) {
 	res := newResult()
+	slots := newCallSlots(s.opts.Concurrency)
 	var (
 		mu      sync.Mutex
 		fail    error
@@ -44,17 +50,19 @@ func (s *Sender) Send(ctx context.Context, runID string, items Items) (*Result, 
 	stopped := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return fail != nil || fatal || ctx.Err() != nil
+		return fail != nil || fatal || slots.refused.Load() || ctx.Err() != nil
 	}
 	g := new(errgroup.Group)
-	g.SetLimit(s.opts.Concurrency)
+	g.SetLimit(2 * s.opts.Concurrency)
 	for start := 0; start < items.Len() && !stopped(); start += s.opts.BatchSize {
 		batch := items.Slice(start, min(start+s.opts.BatchSize, items.Len()))
 		g.Go(func() error {
+			slot := slots.take()
 			if stopped() {
+				slot.release()
 				return nil
 			}
-			out, err := s.createBatch(ctx, runID, batch, stopped)
+			out, err := s.createBatch(ctx, runID, batch, stopped, slot)
 			mu.Lock()
 			defer mu.Unlock()
 			res.add(out)
@@ -136,9 +144,11 @@ func (o *batchOutcome) merge(part batchOutcome) {
 // every other person is sent. Bisection stops when stop says so (the send
 // is cancelled, a state error, a refused token) or a part fails fatally:
 // the people not sent again keep their not-applied grant and are counted
-// in notApplied. The returned error is a state error.
-func (s *Sender) createBatch(ctx context.Context, runID string, batch []Item, stop func() bool) (batchOutcome, error) {
-	out, err := s.sendBatch(ctx, runID, batch)
+// in notApplied. The returned error is a state error. createBatch is given
+// the call slot of the batch's own call (see sendBatch), and takes one for
+// each part.
+func (s *Sender) createBatch(ctx context.Context, runID string, batch []Item, stop func() bool, slot *callSlot) (batchOutcome, error) {
+	out, err := s.sendBatch(ctx, runID, batch, slot)
 	if err != nil || out.split == nil {
 		return out, err
 	}
@@ -159,7 +169,13 @@ func (s *Sender) createBatch(ctx context.Context, runID string, batch []Item, st
 			out.notApplied += len(half)
 			continue
 		}
-		part, err := s.createBatch(ctx, runID, half, stop)
+		partSlot := slot.slots.take()
+		if stop() {
+			partSlot.release()
+			out.notApplied += len(half)
+			continue
+		}
+		part, err := s.createBatch(ctx, runID, half, stop, partSlot)
 		out.merge(part)
 		if err != nil {
 			if part.calls == 0 {
@@ -190,8 +206,11 @@ func (s *Sender) grantOf(it Item) model.Grant {
 
 // sendBatch runs the exactly-once protocol for one call: intent, call,
 // outcome. The returned error is a state error (the send must stop); call
-// errors are outcomes.
-func (s *Sender) sendBatch(ctx context.Context, runID string, batch []Item) (batchOutcome, error) {
+// errors are outcomes. slot is the call's slot, taken by the caller: it is
+// released when the answer arrives, before the outcome's commit, or when
+// no call is made.
+func (s *Sender) sendBatch(ctx context.Context, runID string, batch []Item, slot *callSlot) (batchOutcome, error) {
+	defer slot.release()
 	var out batchOutcome
 	req := s.request(len(batch))
 	grants := make([]model.Grant, 0, len(batch))
@@ -231,7 +250,7 @@ func (s *Sender) sendBatch(ctx context.Context, runID string, batch []Item) (bat
 	if err != nil {
 		return out, fmt.Errorf("record intent: %w", err)
 	}
-	return s.call(ctx, journalID, key, req, grants)
+	return s.call(ctx, journalID, key, req, grants, slot)
 }
 
 // request is a createPeople request with the Sender's options and room for
@@ -251,12 +270,14 @@ func (s *Sender) request(n int) api.CreatePeopleRequest {
 }
 
 // call makes one createPeople call whose intent is committed, and commits
-// its outcome even when ctx was cancelled meanwhile.
-func (s *Sender) call(ctx context.Context, journalID int64, key string, req api.CreatePeopleRequest, grants []model.Grant) (batchOutcome, error) {
+// its outcome even when ctx was cancelled meanwhile. It releases slot (nil
+// for none) as soon as the answer arrives.
+func (s *Sender) call(ctx context.Context, journalID int64, key string, req api.CreatePeopleRequest, grants []model.Grant, slot *callSlot) (batchOutcome, error) {
 	out := batchOutcome{calls: 1}
 	// The call in flight is allowed to finish: cancelling it would turn a
 	// clean answer into an unknown outcome.
 	people, err := s.api.CreatePeople(context.WithoutCancel(ctx), req, key)
+	slot.answered(err != nil && apiclient.ClassOf(err).Fatal())
 	outcome, match, apiErr := judgeCall(req, people, err)
 	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
 	defer cancel()
