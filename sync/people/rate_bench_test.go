@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ import (
 // HRSYNC_BENCH_RATE_LATENCY (a duration) delays every createPeople answer
 // of the emulator, as a distant platform would, and
 // HRSYNC_BENCH_RATE_CONCURRENCY replaces the tenant's default concurrency.
+// HRSYNC_BENCH_RATE_SERIAL_COMMIT (a duration) makes every intent's and
+// outcome's commit first wait that long in one queue shared by all: a
+// store slower to commit, as PostgreSQL is when the commits of a tenant's
+// people queue on its version row (see timedStore).
 //
 // It fails when a person is not created exactly once, when the emulator
 // answers anything but success, or when the calls the emulator received
@@ -116,6 +121,14 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 			b.Fatal(err)
 		}
 	}
+	serial := time.Duration(0)
+	if v := os.Getenv("HRSYNC_BENCH_RATE_SERIAL_COMMIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("HRSYNC_BENCH_RATE_SERIAL_COMMIT=%q: %v", v, err)
+		}
+		serial = d
+	}
 	srv := httptest.NewServer(emu)
 	b.Cleanup(srv.Close)
 	client, err := apiclient.New(apiclient.Config{
@@ -130,7 +143,7 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: tenant.BatchSize, Concurrency: tenant.Concurrency, DefaultBalance: 10,
 		Safeguards: people.DefaultSafeguards(),
-	}, st, sender.NewJournal(timedStore{Store: st, times: times}), timedCreator{Creator: client, times: times}, nil)
+	}, st, sender.NewJournal(timedStore{Store: st, times: times, serial: serial, queue: &sync.Mutex{}}), timedCreator{Creator: client, times: times}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
