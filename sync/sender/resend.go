@@ -54,7 +54,7 @@ func (s *Sender) ResendHeld(ctx context.Context, runID string, lookup Lookup) (*
 		if err != nil {
 			return res, fmt.Errorf("record resend of call %d: %w", b.Journal.ID, err)
 		}
-		out, err := s.call(ctx, journalID, b.Journal.IdempotencyKey, req, b.Grants, nil)
+		out, err := s.call(ctx, journalID, b.Journal.IdempotencyKey, req, b.Grants)
 		if out.split != nil {
 			// A held batch is resent as it was, never split: its people
 			// are not applied, and a later send sends them in new batches.

@@ -136,6 +136,7 @@ func (l List) Slice(start, end int) []Item { return l[start:end] }
 type Store interface {
 	BeginBatch(ctx context.Context, in store.BatchIntent) (journalID int64, err error)
 	FinishBatch(ctx context.Context, journalID int64, out store.BatchOutcome) error
+	FinishAndBegin(ctx context.Context, journalID int64, out store.BatchOutcome, in store.BatchIntent) (int64, error)
 	BeginResend(ctx context.Context, heldJournalID int64, runID string, sc store.Scope) (journalID int64, err error)
 	HoldInterrupted(ctx context.Context, tenant string, sc store.Scope) (n int, err error)
 	UnknownBatches(ctx context.Context, tenant string, sc store.Scope) ([]store.HeldBatch, error)
