@@ -5,7 +5,8 @@
 //
 //   - the intent of each call (a journal entry and its grants, pending) is
 //     committed before the call, and its outcome after (store.BeginBatch,
-//     store.FinishBatch);
+//     store.FinishBatch; store.FinishAndBegin commits a call's outcome and
+//     the same worker's next intent together);
 //   - a call whose outcome is unknown (a timeout after sending, a 5xx, a
 //     dropped connection, a crash before the outcome's commit) holds its
 //     grants for an operator; it is sent again only with its original
