@@ -195,6 +195,16 @@ func (s *Store) checkOutcome(journalID int64, out BatchOutcome) (model.GrantStat
 // finishInTx writes the checked outcome of call journalID within tx (see
 // FinishBatch).
 func (s *Store) finishInTx(ctx context.Context, tx *sqlx.Tx, journalID int64, out BatchOutcome, gs model.GrantState, finished time.Time) error {
+	tenant, err := s.finishJournal(ctx, tx, journalID, out, gs, finished)
+	if err != nil {
+		return err
+	}
+	return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
+}
+
+// finishJournal writes the outcome of call journalID within tx, except the
+// people's platform ids (setRemoteIDs), and returns the call's tenant.
+func (s *Store) finishJournal(ctx context.Context, tx *sqlx.Tx, journalID int64, out BatchOutcome, gs model.GrantState, finished time.Time) (string, error) {
 	lockRow := s.db.ForUpdate()
 	var (
 		tenant string
@@ -204,15 +214,15 @@ func (s *Store) finishInTx(ctx context.Context, tx *sqlx.Tx, journalID int64, ou
 	err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, state, finished_at FROM api_journal WHERE id = ?"+lockRow),
 		journalID).Scan(&tenant, &state, &done)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("journal entry: %w", ErrNotFound)
+		return "", fmt.Errorf("journal entry: %w", ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("read journal: %w", err)
+		return "", fmt.Errorf("read journal: %w", err)
 	}
 	// Only a call with no recorded outcome can be finished: sent, or
 	// held as unknown by HoldInterrupted (which leaves finished_at empty).
 	if !done.IsZero() || (state != JournalSent && state != JournalUnknown) {
-		return fmt.Errorf("%w: outcome already recorded (%s)", ErrJournalState, state)
+		return "", fmt.Errorf("%w: outcome already recorded (%s)", ErrJournalState, state)
 	}
 	var status any
 	if out.HTTPStatus != 0 {
@@ -221,12 +231,12 @@ func (s *Store) finishInTx(ctx context.Context, tx *sqlx.Tx, journalID int64, ou
 	if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE api_journal SET state = ?, http_status = ?,
 		error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`),
 		out.State, status, out.ErrorCode, out.ErrorMessage, ts(finished), journalID); err != nil {
-		return fmt.Errorf("update journal: %w", err)
+		return "", fmt.Errorf("update journal: %w", err)
 	}
 	if err := s.settleGrants(ctx, tx, journalID, gs, out); err != nil {
-		return err
+		return "", err
 	}
-	return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
+	return tenant, nil
 }
 
 // unaccountedError is the last_error of a grant whose person a success
