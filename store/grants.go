@@ -166,77 +166,51 @@ func grantStateFor(j JournalState) (model.GrantState, bool) {
 // are still held are then resolved too). An entry whose outcome was already
 // recorded gives an error wrapping ErrJournalState.
 func (s *Store) FinishBatch(ctx context.Context, journalID int64, out BatchOutcome) error {
-	gs, finished, err := s.checkOutcome(journalID, out)
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, fmt.Sprintf("finish batch %d", journalID), func(tx *sqlx.Tx) error {
-		return s.finishInTx(ctx, tx, journalID, out, gs, finished)
-	})
-}
-
-// checkOutcome checks the outcome of call journalID and returns its grants'
-// state and its finish time.
-func (s *Store) checkOutcome(journalID int64, out BatchOutcome) (model.GrantState, time.Time, error) {
 	gs, ok := grantStateFor(out.State)
 	if !ok {
-		return "", time.Time{}, fmt.Errorf("finish batch %d: invalid outcome state %q", journalID, out.State)
+		return fmt.Errorf("finish batch %d: invalid outcome state %q", journalID, out.State)
 	}
 	if len(out.Unaccounted) > 0 && out.State != JournalSucceeded {
-		return "", time.Time{}, fmt.Errorf("finish batch %d: unaccounted people with outcome %s: only a success answer can leave some unaccounted", journalID, out.State)
+		return fmt.Errorf("finish batch %d: unaccounted people with outcome %s: only a success answer can leave some unaccounted", journalID, out.State)
 	}
 	finished := out.FinishedAt
 	if finished.IsZero() {
 		finished = s.now()
 	}
-	return gs, finished, nil
-}
-
-// finishInTx writes the checked outcome of call journalID within tx (see
-// FinishBatch).
-func (s *Store) finishInTx(ctx context.Context, tx *sqlx.Tx, journalID int64, out BatchOutcome, gs model.GrantState, finished time.Time) error {
-	tenant, err := s.finishJournal(ctx, tx, journalID, out, gs, finished)
-	if err != nil {
-		return err
-	}
-	return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
-}
-
-// finishJournal writes the outcome of call journalID within tx, except the
-// people's platform ids (setRemoteIDs), and returns the call's tenant.
-func (s *Store) finishJournal(ctx context.Context, tx *sqlx.Tx, journalID int64, out BatchOutcome, gs model.GrantState, finished time.Time) (string, error) {
-	lockRow := s.db.ForUpdate()
-	var (
-		tenant string
-		state  JournalState
-		done   dbTime
-	)
-	err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, state, finished_at FROM api_journal WHERE id = ?"+lockRow),
-		journalID).Scan(&tenant, &state, &done)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("journal entry: %w", ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("read journal: %w", err)
-	}
-	// Only a call with no recorded outcome can be finished: sent, or
-	// held as unknown by HoldInterrupted (which leaves finished_at empty).
-	if !done.IsZero() || (state != JournalSent && state != JournalUnknown) {
-		return "", fmt.Errorf("%w: outcome already recorded (%s)", ErrJournalState, state)
-	}
-	var status any
-	if out.HTTPStatus != 0 {
-		status = out.HTTPStatus
-	}
-	if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE api_journal SET state = ?, http_status = ?,
-		error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`),
-		out.State, status, out.ErrorCode, out.ErrorMessage, ts(finished), journalID); err != nil {
-		return "", fmt.Errorf("update journal: %w", err)
-	}
-	if err := s.settleGrants(ctx, tx, journalID, gs, out); err != nil {
-		return "", err
-	}
-	return tenant, nil
+	return s.inTx(ctx, fmt.Sprintf("finish batch %d", journalID), func(tx *sqlx.Tx) error {
+		lockRow := s.db.ForUpdate()
+		var (
+			tenant string
+			state  JournalState
+			done   dbTime
+		)
+		err := tx.QueryRowxContext(ctx, tx.Rebind("SELECT tenant, state, finished_at FROM api_journal WHERE id = ?"+lockRow),
+			journalID).Scan(&tenant, &state, &done)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("journal entry: %w", ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("read journal: %w", err)
+		}
+		// Only a call with no recorded outcome can be finished: sent, or
+		// held as unknown by HoldInterrupted (which leaves finished_at empty).
+		if !done.IsZero() || (state != JournalSent && state != JournalUnknown) {
+			return fmt.Errorf("%w: outcome already recorded (%s)", ErrJournalState, state)
+		}
+		var status any
+		if out.HTTPStatus != 0 {
+			status = out.HTTPStatus
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE api_journal SET state = ?, http_status = ?,
+			error_code = ?, error_message = ?, finished_at = ? WHERE id = ?`),
+			out.State, status, out.ErrorCode, out.ErrorMessage, ts(finished), journalID); err != nil {
+			return fmt.Errorf("update journal: %w", err)
+		}
+		if err := s.settleGrants(ctx, tx, journalID, gs, out); err != nil {
+			return err
+		}
+		return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
+	})
 }
 
 // unaccountedError is the last_error of a grant whose person a success

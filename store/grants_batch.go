@@ -28,96 +28,33 @@ func (s *Store) BeginBatch(ctx context.Context, in BatchIntent) (journalID int64
 		return 0, fmt.Errorf("begin batch: %w", err)
 	}
 	err = s.inTx(ctx, "begin batch", func(tx *sqlx.Tx) error {
-		journalID, err = s.beginInTx(ctx, tx, in, b)
-		return err
+		resend, err := s.lockedResends(ctx, tx, in.Job, b.keys)
+		if err != nil {
+			return err
+		}
+		// The conflict check above is a friendly error; a key that appears
+		// between the check and the insert still fails on the unique
+		// constraint below, and that failure is reported, never ignored.
+		if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
+			(run_id, tenant, job, operation, idempotency_key, request_sha, item_count, state, started_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+			in.RunID, in.Tenant, string(in.Job), b.op, in.IdempotencyKey, in.RequestSHA, b.items, JournalSent, ts(b.started),
+		).Scan(&journalID); err != nil {
+			return fmt.Errorf("insert journal: %w", err)
+		}
+		if err := s.upsertPeople(ctx, tx, in.Tenant, in.People); err != nil {
+			return err
+		}
+		now := s.stamp()
+		if err := s.insertFreshGrants(ctx, tx, in.Job, b.grants, resend, journalID, now); err != nil {
+			return err
+		}
+		return resendGrants(ctx, tx, b, resend, journalID, now)
 	})
 	if err != nil {
 		return 0, err
 	}
 	return journalID, nil
-}
-
-// FinishAndBegin commits, in one transaction, the outcome of the call
-// journalID (as FinishBatch) and the intent of the next call (as
-// BeginBatch), and returns the new call's journal entry: one commit where
-// there were two, for a sender that has its next call ready when an answer
-// arrives. Either both are committed or neither: on an error, the caller
-// commits the outcome alone (FinishBatch) before anything else.
-func (s *Store) FinishAndBegin(ctx context.Context, journalID int64, out BatchOutcome, in BatchIntent) (int64, error) {
-	gs, finished, err := s.checkOutcome(journalID, out)
-	if err != nil {
-		return 0, err
-	}
-	b, err := s.prepareBatch(in)
-	if err != nil {
-		return 0, fmt.Errorf("begin batch: %w", err)
-	}
-	var next int64
-	// The writes to people come last: in PostgreSQL each locks the
-	// tenant's people_versions row (its trigger) until the commit, and
-	// every other transaction that writes the tenant's people waits for it.
-	err = s.inTx(ctx, fmt.Sprintf("finish batch %d and begin the next", journalID), func(tx *sqlx.Tx) error {
-		var resend map[string]bool
-		next, resend, err = s.beginJournal(ctx, tx, in, b)
-		if err != nil {
-			return err
-		}
-		tenant, err := s.finishJournal(ctx, tx, journalID, out, gs, finished)
-		if err != nil {
-			return err
-		}
-		if err := s.beginRows(ctx, tx, in, b, resend, next); err != nil {
-			return err
-		}
-		return s.setRemoteIDs(ctx, tx, tenant, out.RemoteIDs, ts(finished))
-	})
-	if err != nil {
-		return 0, err
-	}
-	return next, nil
-}
-
-// beginInTx writes the intent in checked as b within tx (see BeginBatch).
-func (s *Store) beginInTx(ctx context.Context, tx *sqlx.Tx, in BatchIntent, b batchPlan) (int64, error) {
-	journalID, resend, err := s.beginJournal(ctx, tx, in, b)
-	if err != nil {
-		return 0, err
-	}
-	return journalID, s.beginRows(ctx, tx, in, b, resend, journalID)
-}
-
-// beginJournal reads the intent's grants already recorded (the keys that
-// may be sent again) and writes its journal entry within tx.
-func (s *Store) beginJournal(ctx context.Context, tx *sqlx.Tx, in BatchIntent, b batchPlan) (journalID int64, resend map[string]bool, err error) {
-	resend, err = s.lockedResends(ctx, tx, in.Job, b.keys)
-	if err != nil {
-		return 0, nil, err
-	}
-	// The conflict check above is a friendly error; a key that appears
-	// between the check and the insert still fails on the unique
-	// constraint below, and that failure is reported, never ignored.
-	if err := tx.QueryRowxContext(ctx, tx.Rebind(`INSERT INTO api_journal
-		(run_id, tenant, job, operation, idempotency_key, request_sha, item_count, state, started_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		in.RunID, in.Tenant, string(in.Job), b.op, in.IdempotencyKey, in.RequestSHA, b.items, JournalSent, ts(b.started),
-	).Scan(&journalID); err != nil {
-		return 0, nil, fmt.Errorf("insert journal: %w", err)
-	}
-	return journalID, resend, nil
-}
-
-// beginRows writes the intent's people and grants within tx, linked to
-// journal entry journalID: the new grants inserted, the resent ones pending
-// again.
-func (s *Store) beginRows(ctx context.Context, tx *sqlx.Tx, in BatchIntent, b batchPlan, resend map[string]bool, journalID int64) error {
-	if err := s.upsertPeople(ctx, tx, in.Tenant, in.People); err != nil {
-		return err
-	}
-	now := s.stamp()
-	if err := s.insertFreshGrants(ctx, tx, in.Job, b.grants, resend, journalID, now); err != nil {
-		return err
-	}
-	return resendGrants(ctx, tx, b, resend, journalID, now)
 }
 
 // batchPlan is a checked BatchIntent: its defaults filled in, and its grants

@@ -96,8 +96,6 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	b.ReportMetric(mean(times.rateWait, times.calls), "ratewait_ms")
 	b.ReportMetric(mean(times.http, times.https), "http_ms")
 	b.ReportMetric(mean(times.finish, times.finishs), "outcome_ms")
-	b.ReportMetric(mean(times.joint, times.joints), "joint_ms")
-	b.ReportMetric(float64(times.joints)/float64(runs), "joint_commits")
 }
 
 // rateWorld is one run's world: an empty SQLite state, a fresh emulator

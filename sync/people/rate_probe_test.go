@@ -13,14 +13,13 @@ import (
 
 // phaseTimes adds up, over a run, the time the sender spends in each step
 // of the exactly-once protocol: the intent's commit, the call (its wait
-// for the rate limiter included), the rate limiter's waits alone, the
-// outcome's commit, and the joint commit of an outcome with the next
-// intent (store.FinishAndBegin). BenchmarkFirstImportAtRate reports their means per
+// for the rate limiter included), the rate limiter's waits alone, and the
+// outcome's commit. BenchmarkFirstImportAtRate reports their means per
 // call, to show which step holds a call's slot.
 type phaseTimes struct {
-	mu                                            sync.Mutex
-	intent, call, rateWait, http, finish, joint   time.Duration
-	intents, calls, waits, https, finishs, joints int
+	mu                                    sync.Mutex
+	intent, call, rateWait, http, finish  time.Duration
+	intents, calls, waits, https, finishs int
 }
 
 // add adds d to the total *sum and one to the count *n.
@@ -75,14 +74,6 @@ func (s timedStore) FinishBatch(ctx context.Context, journalID int64, out store.
 	defer func() { s.times.add(&s.times.finish, &s.times.finishs, time.Since(began)) }()
 	s.wait()
 	return s.Store.FinishBatch(ctx, journalID, out)
-}
-
-// FinishAndBegin commits an outcome and the next intent together, timed.
-func (s timedStore) FinishAndBegin(ctx context.Context, journalID int64, out store.BatchOutcome, in store.BatchIntent) (int64, error) {
-	began := time.Now()
-	defer func() { s.times.add(&s.times.joint, &s.times.joints, time.Since(began)) }()
-	s.wait()
-	return s.Store.FinishAndBegin(ctx, journalID, out, in)
 }
 
 // timedCreator is a sender.Creator that times each call.

@@ -21,9 +21,7 @@ import (
 
 // Send sends items in batches of BatchSize, Concurrency calls at a time,
 // each call with the exactly-once protocol, under run runID (a run of the
-// Sender's job recorded in the store). Each of Concurrency workers sends
-// batch after batch, and commits a call's outcome with its next call's
-// intent (see chain). A grant whose key the ledger holds
+// Sender's job recorded in the store). A grant whose key the ledger holds
 // already in a state other than not_applied fails the send
 // (store.ErrGrantConflict): the caller plans only grants not yet applied.
 // A person must appear at most once in a send.
@@ -48,41 +46,33 @@ func (s *Sender) Send(ctx context.Context, runID string, items Items) (*Result, 
 		defer mu.Unlock()
 		return fail != nil || fatal || ctx.Err() != nil
 	}
-	start := 0 // the first item not taken yet
-	next := func() ([]Item, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if start >= items.Len() || fail != nil || fatal || ctx.Err() != nil {
-			return nil, false
-		}
-		batch := items.Slice(start, min(start+s.opts.BatchSize, items.Len()))
-		start += len(batch)
-		return batch, true
-	}
-	report := func(batch []Item, out batchOutcome, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		res.add(out)
-		sent += len(batch)
-		applied += out.applied
-		if s.opts.Progress != nil {
-			s.opts.Progress(applied, items.Len())
-		}
-		if out.fatal {
-			fatal = true
-		}
-		if err != nil && fail == nil {
-			fail = err
-		}
-	}
 	g := new(errgroup.Group)
-	for range min(s.opts.Concurrency, (items.Len()+s.opts.BatchSize-1)/s.opts.BatchSize) {
+	g.SetLimit(s.opts.Concurrency)
+	for start := 0; start < items.Len() && !stopped(); start += s.opts.BatchSize {
+		batch := items.Slice(start, min(start+s.opts.BatchSize, items.Len()))
 		g.Go(func() error {
-			s.chain(ctx, runID, next, report, stopped)
+			if stopped() {
+				return nil
+			}
+			out, err := s.createBatch(ctx, runID, batch, stopped)
+			mu.Lock()
+			defer mu.Unlock()
+			res.add(out)
+			sent += len(batch)
+			applied += out.applied
+			if s.opts.Progress != nil {
+				s.opts.Progress(applied, items.Len())
+			}
+			if out.fatal {
+				fatal = true
+			}
+			if err != nil && fail == nil {
+				fail = err
+			}
 			return nil
 		})
 	}
-	_ = g.Wait() // the workers report through fail
+	_ = g.Wait() // the goroutines report through fail
 	if fatal {
 		res.Skipped = items.Len() - sent
 	}
@@ -152,13 +142,6 @@ func (s *Sender) createBatch(ctx context.Context, runID string, batch []Item, st
 	if err != nil || out.split == nil {
 		return out, err
 	}
-	return s.bisect(ctx, runID, batch, out, stop)
-}
-
-// bisect sends again in halves a batch whose call the platform refused
-// because of some of its people (out.split, its outcome committed), as
-// createBatch says.
-func (s *Sender) bisect(ctx context.Context, runID string, batch []Item, out batchOutcome, stop func() bool) (batchOutcome, error) {
 	if len(batch) == 1 {
 		p := batch[0].Person
 		out.notApplied = 0
@@ -209,65 +192,46 @@ func (s *Sender) grantOf(it Item) model.Grant {
 // outcome. The returned error is a state error (the send must stop); call
 // errors are outcomes.
 func (s *Sender) sendBatch(ctx context.Context, runID string, batch []Item) (batchOutcome, error) {
-	p, err := s.prepare(runID, batch)
-	if err != nil {
-		return batchOutcome{}, err
-	}
-	journalID, err := s.store.BeginBatch(ctx, p.intent)
-	if err != nil {
-		return batchOutcome{}, fmt.Errorf("record intent: %w", err)
-	}
-	return s.call(ctx, journalID, p.key, p.req, p.grants)
-}
-
-// prepared is a batch's call ready to be made: its request, its
-// Idempotency-Key, its grants and the intent to commit before it.
-type prepared struct {
-	batch  []Item
-	req    api.CreatePeopleRequest
-	key    string
-	grants []model.Grant
-	intent store.BatchIntent
-}
-
-// prepare builds the call of a batch of run runID and its intent. An error
-// is a state error: the batch is outside the Sender's scope, or names a
-// person twice.
-func (s *Sender) prepare(runID string, batch []Item) (prepared, error) {
-	p := prepared{batch: batch, req: s.request(len(batch)), grants: make([]model.Grant, 0, len(batch))}
+	var out batchOutcome
+	req := s.request(len(batch))
+	grants := make([]model.Grant, 0, len(batch))
 	people := make([]model.Person, 0, len(batch))
 	seen := make(map[string]bool, len(batch))
 	for _, it := range batch {
 		if s.opts.Rule != "" && it.Grant.Reason != s.opts.Rule {
-			return p, fmt.Errorf("grant %s of %s: %w (rule %s)", it.Grant.Reason, it.Person.ExternalID, ErrOutOfScope, s.opts.Rule)
+			return out, fmt.Errorf("grant %s of %s: %w (rule %s)", it.Grant.Reason, it.Person.ExternalID, ErrOutOfScope, s.opts.Rule)
 		}
 		if seen[it.Person.ExternalID] {
-			return p, fmt.Errorf("person %s twice in one call", it.Person.ExternalID)
+			return out, fmt.Errorf("person %s twice in one call", it.Person.ExternalID)
 		}
 		seen[it.Person.ExternalID] = true
-		p.req.People = append(p.req.People, inputPerson(it.Person, it.Grant.AddBalance))
-		p.grants = append(p.grants, s.grantOf(it))
+		req.People = append(req.People, inputPerson(it.Person, it.Grant.AddBalance))
+		grants = append(grants, s.grantOf(it))
 		people = append(people, it.Person)
 	}
-	body, err := json.Marshal(p.req)
+	body, err := json.Marshal(req)
 	if err != nil {
-		return p, fmt.Errorf("encode request: %w", err)
+		return out, fmt.Errorf("encode request: %w", err)
 	}
 	sum := sha256.Sum256(body)
-	p.key = "hrsync-" + uuid.NewString()
-	p.intent = store.BatchIntent{
+	key := "hrsync-" + uuid.NewString()
+	intent := store.BatchIntent{
 		RunID:          runID,
 		Tenant:         s.opts.Tenant,
 		Job:            s.opts.Job,
-		IdempotencyKey: p.key,
+		IdempotencyKey: key,
 		RequestSHA:     hex.EncodeToString(sum[:]),
 		ItemCount:      len(batch),
-		Grants:         p.grants,
+		Grants:         grants,
 	}
 	if s.opts.PersonRows != nil {
-		p.intent.People = s.opts.PersonRows(people)
+		intent.People = s.opts.PersonRows(people)
 	}
-	return p, nil
+	journalID, err := s.store.BeginBatch(ctx, intent)
+	if err != nil {
+		return out, fmt.Errorf("record intent: %w", err)
+	}
+	return s.call(ctx, journalID, key, req, grants)
 }
 
 // request is a createPeople request with the Sender's options and room for
@@ -289,84 +253,44 @@ func (s *Sender) request(n int) api.CreatePeopleRequest {
 // call makes one createPeople call whose intent is committed, and commits
 // its outcome even when ctx was cancelled meanwhile.
 func (s *Sender) call(ctx context.Context, journalID int64, key string, req api.CreatePeopleRequest, grants []model.Grant) (batchOutcome, error) {
-	return s.finish(ctx, s.ask(ctx, journalID, key, req, grants))
-}
-
-// answered is a call made, with its answer judged: the outcome to commit.
-type answered struct {
-	batch     []Item // the batch of a Send's call, for its report
-	journalID int64
-	req       api.CreatePeopleRequest
-	grants    []model.Grant
-	people    []api.ReturnedPerson
-	err       error
-	outcome   store.BatchOutcome
-	match     answerMatch
-	apiErr    *apiclient.Error
-}
-
-// ask makes the createPeople call of journal entry journalID (its intent
-// committed) and judges its answer.
-func (s *Sender) ask(ctx context.Context, journalID int64, key string, req api.CreatePeopleRequest, grants []model.Grant) answered {
+	out := batchOutcome{calls: 1}
 	// The call in flight is allowed to finish: cancelling it would turn a
 	// clean answer into an unknown outcome.
 	people, err := s.api.CreatePeople(context.WithoutCancel(ctx), req, key)
-	a := answered{journalID: journalID, req: req, grants: grants, people: people, err: err}
-	a.outcome, a.match, a.apiErr = judgeCall(req, people, err)
-	return a
-}
-
-// stops tells whether the answer stops the send (a refused token or
-// company) or asks for the batch to be split: its outcome is then
-// committed at once, on its own.
-func (a answered) stops() bool {
-	return a.err != nil && (apiclient.ClassOf(a.err).Fatal() ||
-		(a.outcome.State == store.JournalNotApplied && splittable(a.apiErr)))
-}
-
-// finish commits the outcome of an answered call, even when ctx was
-// cancelled meanwhile, and counts it.
-func (s *Sender) finish(ctx context.Context, a answered) (batchOutcome, error) {
+	outcome, match, apiErr := judgeCall(req, people, err)
 	finishCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.FinishTimeout)
 	defer cancel()
-	if ferr := s.store.FinishBatch(finishCtx, a.journalID, a.outcome); ferr != nil {
+	if ferr := s.store.FinishBatch(finishCtx, journalID, outcome); ferr != nil {
 		// The outcome could not be committed: the grants stay pending, and
 		// the next run holds them as unknown. Nothing is lost or doubled.
-		return batchOutcome{calls: 1}, fmt.Errorf("record outcome of call %d: %w", a.journalID, ferr)
+		return out, fmt.Errorf("record outcome of call %d: %w", journalID, ferr)
 	}
-	return s.settle(a), nil
-}
-
-// settle counts the outcome of an answered call, once committed, and logs
-// it.
-func (s *Sender) settle(a answered) batchOutcome {
-	out := batchOutcome{calls: 1}
-	switch a.outcome.State {
+	switch outcome.State {
 	case store.JournalSucceeded:
-		out.applied, out.granted, out.unknown = settled(a.grants, a.outcome.Unaccounted)
+		out.applied, out.granted, out.unknown = settled(grants, outcome.Unaccounted)
 	case store.JournalNotApplied:
-		out.notApplied = len(a.grants)
+		out.notApplied = len(grants)
 	default:
-		out.unknown = len(a.grants)
+		out.unknown = len(grants)
 	}
-	s.warnUnaccounted(a.journalID, len(a.req.People), len(a.people), a.match, a.outcome.Unaccounted)
+	s.warnUnaccounted(journalID, len(req.People), len(people), match, outcome.Unaccounted)
 	switch {
-	case a.err == nil:
-		s.log.Debug("createPeople call done", zap.Int64("journal", a.journalID), zap.Int("people", len(a.grants)))
-	case a.outcome.State == store.JournalNotApplied && splittable(a.apiErr):
-		out.split = a.apiErr
-		if len(a.grants) > 1 {
+	case err == nil:
+		s.log.Debug("createPeople call done", zap.Int64("journal", journalID), zap.Int("people", len(grants)))
+	case outcome.State == store.JournalNotApplied && splittable(apiErr):
+		out.split = apiErr
+		if len(grants) > 1 {
 			s.log.Info("the platform refused a batch because of some of its people; sending it again in halves",
-				zap.Int64("journal", a.journalID), zap.Int("people", len(a.grants)),
-				zap.Int("status", a.apiErr.Status), zap.String("code", a.apiErr.Code))
+				zap.Int64("journal", journalID), zap.Int("people", len(grants)),
+				zap.Int("status", apiErr.Status), zap.String("code", apiErr.Code))
 		}
 	default:
-		out.errs = []error{a.err}
-		out.fatal = apiclient.ClassOf(a.err).Fatal()
-		s.log.Warn("createPeople call failed", zap.Int64("journal", a.journalID), zap.String("state", string(a.outcome.State)),
-			zap.Int("people", len(a.grants)), zap.Error(a.err))
+		out.errs = []error{err}
+		out.fatal = apiclient.ClassOf(err).Fatal()
+		s.log.Warn("createPeople call failed", zap.Int64("journal", journalID), zap.String("state", string(outcome.State)),
+			zap.Int("people", len(grants)), zap.Error(err))
 	}
-	return out
+	return out, nil
 }
 
 // judgeCall turns a createPeople call's answer (or error) into the outcome

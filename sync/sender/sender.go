@@ -5,8 +5,7 @@
 //
 //   - the intent of each call (a journal entry and its grants, pending) is
 //     committed before the call, and its outcome after (store.BeginBatch,
-//     store.FinishBatch; store.FinishAndBegin commits a call's outcome and
-//     the same worker's next intent together);
+//     store.FinishBatch);
 //   - a call whose outcome is unknown (a timeout after sending, a 5xx, a
 //     dropped connection, a crash before the outcome's commit) holds its
 //     grants for an operator; it is sent again only with its original
@@ -137,7 +136,6 @@ func (l List) Slice(start, end int) []Item { return l[start:end] }
 type Store interface {
 	BeginBatch(ctx context.Context, in store.BatchIntent) (journalID int64, err error)
 	FinishBatch(ctx context.Context, journalID int64, out store.BatchOutcome) error
-	FinishAndBegin(ctx context.Context, journalID int64, out store.BatchOutcome, in store.BatchIntent) (int64, error)
 	BeginResend(ctx context.Context, heldJournalID int64, runID string, sc store.Scope) (journalID int64, err error)
 	HoldInterrupted(ctx context.Context, tenant string, sc store.Scope) (n int, err error)
 	UnknownBatches(ctx context.Context, tenant string, sc store.Scope) ([]store.HeldBatch, error)
