@@ -95,7 +95,7 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	b.ReportMetric(mean(times.call, times.calls), "call_ms")
 	b.ReportMetric(mean(times.rateWait, times.calls), "ratewait_ms")
 	b.ReportMetric(mean(times.http, times.https), "http_ms")
-	b.ReportMetric(mean(times.finish, times.finishs), "outcome_ms")
+	b.ReportMetric(mean(times.finish, times.finishes), "outcome_ms")
 }
 
 // rateWorld is one run's world: an empty SQLite state, a fresh emulator

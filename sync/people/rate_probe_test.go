@@ -17,9 +17,9 @@ import (
 // outcome's commit. BenchmarkFirstImportAtRate reports their means per
 // call, to show which step holds a call's slot.
 type phaseTimes struct {
-	mu                                    sync.Mutex
-	intent, call, rateWait, http, finish  time.Duration
-	intents, calls, waits, https, finishs int
+	mu                                     sync.Mutex
+	intent, call, rateWait, http, finish   time.Duration
+	intents, calls, waits, https, finishes int
 }
 
 // add adds d to the total *sum and one to the count *n.
@@ -71,7 +71,7 @@ func (s timedStore) BeginBatch(ctx context.Context, in store.BatchIntent) (int64
 // FinishBatch commits the outcome, timed.
 func (s timedStore) FinishBatch(ctx context.Context, journalID int64, out store.BatchOutcome) error {
 	began := time.Now()
-	defer func() { s.times.add(&s.times.finish, &s.times.finishs, time.Since(began)) }()
+	defer func() { s.times.add(&s.times.finish, &s.times.finishes, time.Since(began)) }()
 	s.wait()
 	return s.Store.FinishBatch(ctx, journalID, out)
 }
