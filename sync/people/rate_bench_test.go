@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,10 @@ import (
 // HRSYNC_BENCH_RATE_LATENCY (a duration) delays every createPeople answer
 // of the emulator, as a distant platform would, and
 // HRSYNC_BENCH_RATE_CONCURRENCY replaces the tenant's default concurrency.
+// HRSYNC_BENCH_RATE_SERIAL_COMMIT (a duration) makes every intent's and
+// outcome's commit first wait that long in one queue shared by all: a
+// store slower to commit, as PostgreSQL is when the commits of a tenant's
+// people queue on its version row (see timedStore).
 //
 // It fails when a person is not created exactly once, when the emulator
 // answers anything but success, or when the calls the emulator received
@@ -54,9 +59,10 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	bound := time.Duration(float64(max(calls-api.Burst, 0)) / api.RatePerSecond * float64(time.Second))
 	var wall, callsWall, lead time.Duration
 	runs := 0
+	times := &phaseTimes{}
 	for b.Loop() {
 		b.StopTimer()
-		w := newRateWorld(b, open(b).St, api, tenant, n)
+		w := newRateWorld(b, open(b).St, api, tenant, n, times)
 		b.StartTimer()
 		began := time.Now()
 		rep, err := w.job.RunOnce(b.Context(), feed(w.file), people.RunFlags{})
@@ -85,6 +91,11 @@ func benchFirstImportAtRate(b *testing.B, open func(testing.TB) storetest.Store)
 	b.ReportMetric(float64(calls)/perRun.Seconds(), "calls/s")
 	b.ReportMetric(bound.Seconds()/perRun.Seconds(), "of_bound")
 	b.ReportMetric(bound.Seconds()/perCalls.Seconds(), "calls_of_bound")
+	b.ReportMetric(mean(times.intent, times.intents), "intent_ms")
+	b.ReportMetric(mean(times.call, times.calls), "call_ms")
+	b.ReportMetric(mean(times.rateWait, times.calls), "ratewait_ms")
+	b.ReportMetric(mean(times.http, times.https), "http_ms")
+	b.ReportMetric(mean(times.finish, times.finishes), "outcome_ms")
 }
 
 // rateWorld is one run's world: an empty SQLite state, a fresh emulator
@@ -98,7 +109,7 @@ type rateWorld struct {
 	api  config.API
 }
 
-func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.People, n int) *rateWorld {
+func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.People, n int, times *phaseTimes) *rateWorld {
 	b.Helper()
 	emu := emutest.New(b)
 	if v := os.Getenv("HRSYNC_BENCH_RATE_LATENCY"); v != "" {
@@ -110,12 +121,20 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 			b.Fatal(err)
 		}
 	}
+	serial := time.Duration(0)
+	if v := os.Getenv("HRSYNC_BENCH_RATE_SERIAL_COMMIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("HRSYNC_BENCH_RATE_SERIAL_COMMIT=%q: %v", v, err)
+		}
+		serial = d
+	}
 	srv := httptest.NewServer(emu)
 	b.Cleanup(srv.Close)
 	client, err := apiclient.New(apiclient.Config{
 		BaseURL: srv.URL, Token: emutest.Token, UserAgentVersion: "bench",
 		Timeout: api.Timeout.Duration, RatePerSecond: api.RatePerSecond, Burst: api.Burst,
-		MaxConcurrency: api.MaxConcurrency, MaxAttempts: api.MaxAttempts,
+		MaxConcurrency: api.MaxConcurrency, MaxAttempts: api.MaxAttempts, Observer: times.observer(),
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -124,7 +143,7 @@ func newRateWorld(b *testing.B, st *store.Store, api config.API, tenant config.P
 		Tenant: "acme", CompanyID: emulator.DatasetCompanyID, CollectionID: emulator.PlainCollectionID,
 		BatchSize: tenant.BatchSize, Concurrency: tenant.Concurrency, DefaultBalance: 10,
 		Safeguards: people.DefaultSafeguards(),
-	}, st, sender.NewJournal(st), client, nil)
+	}, st, sender.NewJournal(timedStore{Store: st, times: times, serial: serial, queue: &sync.Mutex{}}), timedCreator{Creator: client, times: times}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
