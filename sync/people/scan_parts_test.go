@@ -23,7 +23,7 @@ type splitScan struct {
 func (s splitScan) ScanPeopleKeysParts(ctx context.Context, tenant string, parts int,
 	fn func(int, store.PersonKey) error) (int64, error) {
 	i := 0
-	return s.Store.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
+	return s.ScanPeopleKeys(ctx, tenant, func(k store.PersonKey) error {
 		p := s.part(i, parts)
 		i++
 		return fn(p, k)
