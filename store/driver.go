@@ -120,11 +120,11 @@ type Conn interface {
 	// of a tenant.
 	PeopleScan() string
 	// PeopleScanParts splits a scan of PeopleScan into at most n parts
-	// that together select every row once, read within tx: one condition
-	// per part (SQL with no placeholder), in the order a whole scan reads
-	// the rows. A small table, or a dialect that does not split a scan,
-	// has one part, the empty condition.
-	PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n int) ([]string, error)
+	// of about minRows rows or more that together select every row once,
+	// read within tx: one condition per part (SQL with no placeholder), in
+	// the order a whole scan reads the rows. A small table, or a dialect
+	// that does not split a scan, has one part, the empty condition.
+	PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n, minRows int) ([]string, error)
 	// ForKeys calls fn with a condition on a text column matching keys
 	// (for example "= ANY(?)" or "IN (?, ...)"), written with "?"
 	// placeholders, and its arguments, once or in chunks.

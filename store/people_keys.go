@@ -99,7 +99,7 @@ func (s *Store) beginScanParts(ctx context.Context, tenant string, parts int) (t
 	if version, err = peopleVersion(ctx, first, tenant); err != nil {
 		return rollbackAll(txs), 0, err
 	}
-	conds, err := s.db.PeopleScanParts(ctx, first, min(parts, maxScanParts))
+	conds, err := s.db.PeopleScanParts(ctx, first, min(parts, maxScanParts), s.scanPartRows)
 	if err != nil {
 		return rollbackAll(txs), 0, fmt.Errorf("split: %w", err)
 	}

@@ -107,7 +107,16 @@ type Options struct {
 	// Replica names this process in the runs it records and the ticks it
 	// claims (for example host name and process id); empty records none.
 	Replica string
+	// ScanPartRows is about the fewest people a part of a scan in parts
+	// (ScanPeopleKeysParts) reads: a smaller table is read in fewer parts,
+	// or one. Zero means DefaultScanPartRows; tests set it lower, to split
+	// small tables.
+	ScanPartRows int
 }
+
+// DefaultScanPartRows is Options.ScanPartRows when it is zero: a part of
+// fewer people is not worth its connection.
+const DefaultScanPartRows = 50_000
 
 // Store is hrsync's state, on one of the registered dialects. It is safe
 // for concurrent use. Close releases its connections.
@@ -120,6 +129,8 @@ type Store struct {
 	now  func() time.Time
 	// replica names this process in runs and ticks (Options.Replica).
 	replica string
+	// scanPartRows is Options.ScanPartRows, defaulted.
+	scanPartRows int
 	// tempDir is the folder of an OpenEmpty store, removed by Close.
 	tempDir string
 }
@@ -146,7 +157,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, w: db.Writer(), r: db.Reader(), now: now, replica: opts.Replica}
+	s := &Store{db: db, w: db.Writer(), r: db.Reader(), now: now, replica: opts.Replica, scanPartRows: opts.ScanPartRows}
+	if s.scanPartRows <= 0 {
+		s.scanPartRows = DefaultScanPartRows
+	}
 	if opts.ReadOnly {
 		if err := s.checkReadable(ctx); err != nil {
 			_ = s.Close()

@@ -9,16 +9,21 @@ import (
 	"hrsync/store"
 )
 
-// partsPeople is how many people the scan in parts reads: enough for
-// every dialect to split the table (at least 100,000 rowids in SQLite,
-// 2,048 pages in PostgreSQL).
-const partsPeople = 110_000
+// partsPeople is how many people the scan in parts reads, and
+// partsMinRows the store's fewest people a part: enough for every dialect
+// to split the table into the four parts asked (SQLite: 3,000 rowids, six
+// spans of 500; PostgreSQL: tens of pages, parts of at least 10).
+const (
+	partsPeople  = 3_000
+	partsMinRows = 500
+)
 
 // testScanPeopleKeysParts: a scan in parts hands every person of the
 // tenant once, with what the one-part scan reads, on more than one part
 // (the table is large enough), and reports the version of both.
 func testScanPeopleKeysParts(t *testing.T, d Backend) {
-	eachStore(t, d, func(t *testing.T, s *store.Store) {
+	eachBackend(t, d, func(t *testing.T, b backend) {
+		s := Open(t, b.dsn, store.Options{Schema: b.schema, Migrate: true, ScanPartRows: partsMinRows})
 		rows := make([]store.PersonRow, partsPeople)
 		var gone []string
 		for i := range rows {

@@ -9,9 +9,10 @@ import (
 	"hrsync/store"
 )
 
-// minPartBlocks is the fewest pages a part of a scan spans (8 MiB of
-// 8 KiB pages): a smaller part is not worth its connection.
-const minPartBlocks = 1024
+// rowsPerBlock is about how many people an 8 KiB page of the people table
+// holds (rows of about 150 bytes): it turns a part's fewest rows into its
+// fewest pages (50,000 people: about 1,000 pages, 8 MiB).
+const rowsPerBlock = 48
 
 // tidRangeVersion is the first server version that reads a range of ctid
 // by itself (a TID range scan) rather than filtering a whole scan.
@@ -20,8 +21,9 @@ const tidRangeVersion = 140000
 // PeopleScanParts splits the people table by page, with conditions on
 // ctid, into parts of about the same number of pages; the last part has
 // no upper bound, so that it holds the rows of pages added since the size
-// was read. A server before PostgreSQL 14 scans in one part.
-func (c *conn) PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n int) ([]string, error) {
+// was read. A part spans at least the pages of about minRows rows. A
+// server before PostgreSQL 14 scans in one part.
+func (c *conn) PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n, minRows int) ([]string, error) {
 	var version, size, block int64
 	err := tx.QueryRowxContext(ctx, `SELECT current_setting('server_version_num')::bigint,
 		pg_relation_size('people'), current_setting('block_size')::bigint`).Scan(&version, &size, &block)
@@ -31,7 +33,7 @@ func (c *conn) PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n int) ([]strin
 	if version < tidRangeVersion || block <= 0 {
 		return []string{""}, nil
 	}
-	return store.RangeParts(0, size/block, minPartBlocks, n, "ctid", func(b int64) string {
+	return store.RangeParts(0, size/block, int64(max(minRows/rowsPerBlock, 1)), n, "ctid", func(b int64) string {
 		return fmt.Sprintf("'(%d,0)'::tid", b)
 	}), nil
 }
