@@ -64,6 +64,16 @@ func (Driver) Open(ctx context.Context, dsn string, opts store.Options) (store.C
 	if opts.ReadOnly {
 		cfg.Runtime["default_transaction_read_only"] = "on"
 	}
+	// The foreign-key checks and the triggers run statements whose plans
+	// the server caches per connection: planned while a tenant's people
+	// table was still small (a first import), the check of each grant's
+	// person stayed a scan of the whole table, so every batch's intent
+	// took longer as the table grew, holding the tenant's people_versions
+	// row (see docs/benchmarks.md, item 5). Planning them for their values
+	// each time costs microseconds. A DSN that sets plan_cache_mode wins.
+	if _, set := cfg.Runtime["plan_cache_mode"]; !set {
+		cfg.Runtime["plan_cache_mode"] = "force_custom_plan"
+	}
 	connector, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
