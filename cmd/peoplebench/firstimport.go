@@ -40,7 +40,7 @@ const (
 // an emulator of the API (measureImportRun).
 func measureImport(ctx context.Context, o options, dir string, f files, res *storeResult, w io.Writer) (err error) {
 	name := res.Store
-	t, err := newTarget(o, dir, name, "-import") //nolint:contextcheck // its cleanup bounds itself (see newTarget)
+	t, err := emptyTarget(ctx, o, dir, name, "-import")
 	if err != nil {
 		return err
 	}
@@ -49,9 +49,6 @@ func measureImport(ctx context.Context, o options, dir string, f files, res *sto
 			err = derr
 		}
 	}()
-	if err := migrateEmpty(ctx, t); err != nil {
-		return err
-	}
 	cfg, _, err := writeConfig(filepath.Join(dir, name+"-import"), t.schema)
 	if err != nil {
 		return err
@@ -87,7 +84,7 @@ func measureImportRun(ctx context.Context, o options, dir string, f files, res *
 	if err := writeHead(f.next, file, n); err != nil {
 		return err
 	}
-	t, err := newTarget(o, dir, name, "-import-run") //nolint:contextcheck // its cleanup bounds itself (see newTarget)
+	t, err := emptyTarget(ctx, o, dir, name, "-import-run")
 	if err != nil {
 		return err
 	}
@@ -96,9 +93,6 @@ func measureImportRun(ctx context.Context, o options, dir string, f files, res *
 			err = derr
 		}
 	}()
-	if err := migrateEmpty(ctx, t); err != nil {
-		return err
-	}
 	emu, err := emulator.New(emulator.Options{Tokens: map[string][]string{importToken: nil}, Seed: 1, PersonalizeDelay: &emulator.DelayRange{}})
 	if err != nil {
 		return fmt.Errorf("emulator: %w", err)
@@ -170,6 +164,20 @@ func migrateEmpty(ctx context.Context, t target) error {
 		return fmt.Errorf("close empty store: %w", err)
 	}
 	return nil
+}
+
+// emptyTarget makes a fresh target of the store name (newTarget) and
+// migrates it, empty; the caller drops it. A target that cannot be
+// migrated is dropped here.
+func emptyTarget(ctx context.Context, o options, dir, name, suffix string) (target, error) {
+	t, err := newTarget(o, dir, name, suffix) //nolint:contextcheck // its cleanup bounds itself (see newTarget)
+	if err != nil {
+		return target{}, err
+	}
+	if err := migrateEmpty(ctx, t); err != nil {
+		return target{}, errors.Join(err, t.drop())
+	}
+	return t, nil
 }
 
 // writeHead writes the header and the first n rows of the export src to
