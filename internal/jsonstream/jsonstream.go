@@ -74,9 +74,10 @@ func (s *Writer) Elem() {
 	s.newline()
 }
 
-// Value writes v where a value goes, as encoding/json encodes it.
+// Value writes v where a value goes, as encoding/json encodes it; a
+// Streamer (or a slice of them) streams itself.
 func (s *Writer) Value(v any) {
-	if s.err != nil {
+	if s.err != nil || s.stream(v) {
 		return
 	}
 	depth := len(s.first)
