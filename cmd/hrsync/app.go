@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hrsync/internal/logging"
 	"io"
 	"io/fs"
 	"strings"
@@ -15,6 +13,8 @@ import (
 
 	"hrsync/apiclient"
 	"hrsync/config"
+	"hrsync/internal/jsonstream"
+	"hrsync/internal/logging"
 	"hrsync/sources"
 	"hrsync/sources/registry"
 	"hrsync/store"
@@ -308,11 +308,14 @@ func (a *app) openSource(ctx context.Context, t config.Tenant, st *store.Store) 
 	return registry.Open(ctx, t.Source.Options, env)
 }
 
-// printJSON writes v as indented JSON, the form of every --json output.
+// printJSON writes v as indented JSON and a newline, the form of every
+// --json output; a value that streams (jsonstream.Streamer: a run's
+// summary, a people report) is written as it is made.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	s := jsonstream.New(w, "", "  ")
+	s.Value(v)
+	s.Raw("\n")
+	return s.Flush()
 }
 
 // withoutPath is err without the path of a *fs.PathError (it holds the

@@ -9,7 +9,7 @@ import (
 
 // sampleSummary is a safeguard stop with rejected rows and held grants.
 func sampleSummary() Summary {
-	p := &People{AlreadyThereCount: 67, Added: []Person{{ExternalID: "P00101", Email: "j***@e***.test", Granted: 25}}}
+	p := &People{AlreadyThereCount: 67, Added: ListOf(Person{ExternalID: "P00101", Email: "j***@e***.test", Granted: 25})}
 	for i := range 30 {
 		p.Left = append(p.Left, Person{ExternalID: fmt.Sprintf("P%05d", i+1)})
 	}
@@ -89,9 +89,13 @@ func TestHTML(t *testing.T) {
 func TestHTMLPeople(t *testing.T) {
 	s := Summary{Tenant: "acme", Source: "employees.csv", Outcome: "ok", JSONFile: "employees.csv.report.json",
 		People: &People{Granted: 25 * (MaxListed + 2), AlreadyThereCount: 3, AlreadyThere: []Person{{ExternalID: "P09001"}}}}
-	for i := range MaxListed + 2 {
-		s.People.Added = append(s.People.Added, Person{ExternalID: fmt.Sprintf("P%05d", i), Email: "p***@e***.test", Granted: 25})
-	}
+	s.People.Added = ListFunc(MaxListed+2, func(yield func(Person) bool) {
+		for i := range MaxListed + 2 {
+			if !yield(Person{ExternalID: fmt.Sprintf("P%05d", i), Email: "p***@e***.test", Granted: 25}) {
+				return
+			}
+		}
+	})
 	html := render(t, s)
 	for _, want := range []string{
 		"502 people added (12550.00 granted), 3 people already there.",
@@ -121,7 +125,7 @@ func TestHTMLPeople(t *testing.T) {
 			t.Errorf("a duplicate's report:\n%s", html)
 		}
 		// Content processed before whose people still waiting were sent.
-		html = render(t, Summary{Outcome: "ok", Duplicate: true, People: &People{Added: []Person{{ExternalID: "P1", Granted: 25}}, Granted: 25}})
+		html = render(t, Summary{Outcome: "ok", Duplicate: true, People: &People{Added: ListOf(Person{ExternalID: "P1", Granted: 25}), Granted: 25}})
 		if !strings.Contains(html, "1 person added (25.00 granted).") || !strings.Contains(html, "Added (1)") {
 			t.Errorf("a duplicate that sent the people still waiting:\n%s", html)
 		}

@@ -1,5 +1,7 @@
 package reports
 
+import "hrsync/internal/jsonstream"
+
 // MaxListed bounds the people each list of the HTML report names: the
 // rest are in the JSON report beside it.
 const MaxListed = 500
@@ -21,8 +23,10 @@ type Person struct {
 // The JSON report holds every list whole, except AlreadyThere, which
 // names the first MaxListed of AlreadyThereCount people.
 type People struct {
-	// Added are the people the platform created, with the amount granted.
-	Added []Person `json:"added,omitempty"`
+	// Added are the people the platform created, with the amount granted:
+	// read from the plan as the report is written, so that a first import
+	// does not hold its people a second time.
+	Added PersonList `json:"added,omitzero"`
 	// Granted is what the platform granted the people added, in all.
 	Granted float64 `json:"granted,omitempty"`
 	// AlreadyThere are the people the export lists as hrsync knows them.
@@ -36,7 +40,11 @@ type People struct {
 	CameBack []Person `json:"cameBack,omitempty"`
 }
 
+// StreamJSON writes the people's lists a person at a time
+// (jsonstream.Streamer).
+func (p People) StreamJSON(s *jsonstream.Writer) { s.Fields(p) }
+
 // Empty tells whether the export did nothing to anyone.
 func (p *People) Empty() bool {
-	return p == nil || len(p.Added)+p.AlreadyThereCount+len(p.Changed)+len(p.Left)+len(p.CameBack) == 0
+	return p == nil || p.Added.Len()+p.AlreadyThereCount+len(p.Changed)+len(p.Left)+len(p.CameBack) == 0
 }

@@ -56,7 +56,7 @@ func peoplePhrases(p *People) []string {
 		return nil
 	}
 	var parts []string
-	if n := len(p.Added); n > 0 {
+	if n := p.Added.Len(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%s added (%s granted)", plural(n, "person", "people"), Money(p.Granted)))
 	}
 	for _, c := range []struct {
@@ -122,7 +122,7 @@ type list struct {
 func peopleLists(p *People, would bool) []list {
 	if would {
 		return []list{
-			{"added", "Would have been added", "These people are new in the export; they were not added.", p.Added, len(p.Added)},
+			{"added", "Would have been added", "These people are new in the export; they were not added.", p.Added.First(MaxListed), p.Added.Len()},
 			{"changed", "Would have been changed", "Their details differ in the export; nothing was changed.", p.Changed, len(p.Changed)},
 			{"cameBack", "Would have come back", "They had left and are listed again; nothing was changed.", p.CameBack, len(p.CameBack)},
 			{"left", "Would have left", "The export no longer lists them; nobody was marked as left.", p.Left, len(p.Left)},
@@ -130,7 +130,7 @@ func peopleLists(p *People, would bool) []list {
 		}
 	}
 	return []list{
-		{"added", "Added", "New people, added to the platform with the amount granted.", p.Added, len(p.Added)},
+		{"added", "Added", "New people, added to the platform with the amount granted.", p.Added.First(MaxListed), p.Added.Len()},
 		{"changed", "Changed", "People whose details changed in the export; their record was updated.", p.Changed, len(p.Changed)},
 		{"cameBack", "Came back", "People who had left and are listed again.", p.CameBack, len(p.CameBack)},
 		{"left", "Left", "People the export no longer lists: marked as left (they are not deleted).", p.Left, len(p.Left)},

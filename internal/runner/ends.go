@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"hrsync/apiclient"
+	"hrsync/internal/jsonstream"
 	"hrsync/internal/notify"
 	"hrsync/internal/textfmt"
 	"hrsync/model"
@@ -139,6 +140,10 @@ type Summary struct {
 	Cycles   []CycleSummary   `json:"cycles"`
 }
 
+// StreamJSON writes the summary a member at a time (jsonstream.Streamer),
+// so that a job's report that streams (a first import's people) streams.
+func (s Summary) StreamJSON(w *jsonstream.Writer) { w.Fields(s) }
+
 // CycleSummary is one cycle of a run in its JSON summary.
 type CycleSummary struct {
 	Job     model.Job        `json:"job"`
@@ -152,6 +157,9 @@ type CycleSummary struct {
 	// (a grants cycle of a tenant without a rule).
 	Report any `json:"report,omitempty"`
 }
+
+// StreamJSON writes the cycle a member at a time (jsonstream.Streamer).
+func (c CycleSummary) StreamJSON(w *jsonstream.Writer) { w.Fields(c) }
 
 // NewSummary builds a run's JSON summary from its ends; code is the exit
 // code of outcome, line its last line.

@@ -450,7 +450,7 @@ func (f *Folder) writeReports(dest string, reports []sources.ReportFile) ([]stri
 	written := make([]string, 0, len(reports))
 	for _, r := range reports {
 		path := dest + r.Suffix
-		if err := writeNew(path, r.Body, f.reportMode()); err != nil {
+		if err := writeNew(path, r.Write, f.reportMode()); err != nil {
 			removeAll(written)
 			return nil, err
 		}
@@ -522,7 +522,7 @@ func exists(path string) bool {
 // writeNew writes data to a new file at path with the given mode, failing
 // with fs.ErrExist if path exists. The data is complete on disk before the
 // name appears.
-func writeNew(path string, data []byte, mode fs.FileMode) error {
+func writeNew(path string, write func(io.Writer) error, mode fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.tmp") // 0600
 	if err != nil {
 		return fmt.Errorf("create temporary file: %w", err)
@@ -532,7 +532,7 @@ func writeNew(path string, data []byte, mode fs.FileMode) error {
 		_ = tmp.Close()
 		return fmt.Errorf("set mode: %w", err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("write: %w", err)
 	}

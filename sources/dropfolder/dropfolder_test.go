@@ -271,7 +271,7 @@ func TestArchive(t *testing.T) {
 func jsonReport(v any) sources.RenderReports {
 	return func(string) ([]sources.ReportFile, error) {
 		b, err := json.Marshal(v)
-		return []sources.ReportFile{{Suffix: ReportSuffix, Body: b}}, err
+		return []sources.ReportFile{sources.ReportBytes(ReportSuffix, b)}, err
 	}
 }
 
@@ -287,7 +287,7 @@ func TestArchiveReportMode(t *testing.T) {
 	var seen []string
 	render := func(archivedAs string) ([]sources.ReportFile, error) {
 		seen = append(seen, archivedAs)
-		return []sources.ReportFile{{Suffix: ".report.html", Body: []byte("<p>")}, {Suffix: ReportSuffix, Body: []byte("{}")}}, nil
+		return []sources.ReportFile{sources.ReportBytes(".report.html", []byte("<p>")), sources.ReportBytes(ReportSuffix, []byte("{}"))}, nil
 	}
 	dest, err := f.Archive(context.Background(), got[0], Failed, render)
 	if err != nil {

@@ -152,7 +152,7 @@ func (f *Folder) Restore(ctx context.Context, rel string) (File, error) {
 		break
 	}
 	if f.opts.DoneMarker {
-		if err := writeNew(file.Path+MarkerSuffix, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := writeNew(file.Path+MarkerSuffix, sources.Empty, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 			return file, fmt.Errorf("write marker of %s: %w", file.Name, err)
 		}
 	}

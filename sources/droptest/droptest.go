@@ -7,12 +7,14 @@
 package droptest
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,6 +79,45 @@ func Run(t *testing.T, h Harness) {
 	t.Run("count waiting and archived", func(t *testing.T) { count(t, h) })
 	t.Run("take back from failed", func(t *testing.T) { takeBack(t, h) })
 	t.Run("approvals from approve/", func(t *testing.T) { approvals(t, h) })
+	t.Run("a large report is written as it is made", func(t *testing.T) { largeReport(t, h) })
+}
+
+// largeReportSize is the size of the report largeReport writes: more than
+// a backend may hold in memory (the S3 backend spools past 8 MiB).
+const largeReportSize = 12 << 20
+
+// largeReport archives an export with a JSON report larger than a backend
+// holds in memory, written in many small pieces as a streamed report is,
+// and checks it arrives whole, byte for byte.
+func largeReport(t *testing.T, h Harness) {
+	x := readyOne(t, h, Export(1, 3))
+	if _, err := read(t, x); err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	line := []byte(`{"externalId": "E0000001", "email": "e***@e***.test", "granted": 25},` + "\n")
+	var want []byte
+	for len(want) < largeReportSize {
+		want = append(want, line...)
+	}
+	writes := 0
+	render := func(string) ([]sources.ReportFile, error) {
+		return []sources.ReportFile{{Suffix: sources.ReportSuffix, Write: func(w io.Writer) error {
+			for rest := want; len(rest) > 0; rest = rest[min(len(rest), 4096):] {
+				writes++
+				if _, err := w.Write(rest[:min(len(rest), 4096)]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}}, nil
+	}
+	if _, err := x.Archive(true, render); err != nil {
+		t.Fatalf("Archive: %v", err)
+	}
+	got, ok := h.Get(t, "processed/employees.csv"+sources.ReportSuffix)
+	if !ok || !bytes.Equal(got, want) {
+		t.Errorf("the report archived: %v, %d bytes, want the %d bytes written in %d pieces", ok, len(got), len(want), writes)
+	}
 }
 
 func ready(t *testing.T, folder sources.DropFolder) []sources.Export {
@@ -410,7 +451,7 @@ func approvals(t *testing.T, h Harness) {
 // JSONReport renders the JSON report body alone.
 func JSONReport(body string) sources.RenderReports {
 	return func(string) ([]sources.ReportFile, error) {
-		return []sources.ReportFile{{Suffix: sources.ReportSuffix, Body: []byte(body)}}, nil
+		return []sources.ReportFile{sources.ReportBytes(sources.ReportSuffix, []byte(body))}, nil
 	}
 }
 
@@ -420,9 +461,9 @@ func JSONReport(body string) sources.RenderReports {
 func Reports(body string) sources.RenderReports {
 	return func(archivedAs string) ([]sources.ReportFile, error) {
 		return []sources.ReportFile{
-			{Suffix: sources.ReportSuffix, Body: []byte(body)},
-			{Suffix: sources.HTMLReportSuffix, Body: []byte("<p>" + archivedAs + "</p>")},
-			{Suffix: sources.RejectsSuffix, Body: []byte("hrsync line,id\n2,E0002\n")},
+			sources.ReportBytes(sources.ReportSuffix, []byte(body)),
+			sources.ReportBytes(sources.HTMLReportSuffix, []byte("<p>"+archivedAs+"</p>")),
+			sources.ReportBytes(sources.RejectsSuffix, []byte("hrsync line,id\n2,E0002\n")),
 		}, nil
 	}
 }

@@ -157,7 +157,7 @@ func (x *export) writeReports(ctx context.Context, s Store, dest string, reports
 	written := make([]string, 0, len(reports))
 	for _, r := range reports {
 		name := dest + r.Suffix
-		if err := s.WriteReport(ctx, name, r.Body, mode); err != nil {
+		if err := s.WriteReport(ctx, name, r.Write, mode); err != nil {
 			removeAll(ctx, s, written)
 			return nil, err
 		}

@@ -94,7 +94,7 @@ func (f *Folder) Restore(ctx context.Context, rel string) (sources.Export, error
 			return nil, fmt.Errorf("take %q back: %w", rel, err)
 		}
 		if f.opts.DoneMarker {
-			if err := s.WriteReport(ctx, target+sources.MarkerSuffix, nil, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := s.WriteReport(ctx, target+sources.MarkerSuffix, sources.Empty, 0o600); err != nil && !errors.Is(err, fs.ErrExist) {
 				return nil, fmt.Errorf("write marker of %s: %w", sources.DisplayName(target), err)
 			}
 		}

@@ -56,9 +56,10 @@ type Store interface {
 	// Open opens a file for reading.
 	Open(ctx context.Context, name string) (io.ReadCloser, error)
 	// WriteReport writes a new file (a report) of the given mode where the
-	// server has modes (an object store has none), creating its folder; an
-	// error wrapping fs.ErrExist when the name is taken.
-	WriteReport(ctx context.Context, name string, body []byte, mode fs.FileMode) error
+	// server has modes (an object store has none), creating its folder,
+	// with the content write writes; an error wrapping fs.ErrExist when
+	// the name is taken.
+	WriteReport(ctx context.Context, name string, write func(io.Writer) error, mode fs.FileMode) error
 	// Archive moves the file from, which must still be the version want,
 	// to the name to without overwriting anything: an error wrapping
 	// fs.ErrExist when to is taken, fs.ErrNotExist when from is gone,

@@ -8,7 +8,6 @@
 package s3drop
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +39,7 @@ func Open(opts S3Options, cfg sources.DropConfig) (sources.DropFolder, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &store{client: client, bucket: opts.Bucket, prefix: strings.TrimSuffix(opts.Prefix, "/")}
+	st := &store{client: client, bucket: opts.Bucket, prefix: strings.TrimSuffix(opts.Prefix, "/"), spoolMemory: spoolMemory}
 	dial := func(context.Context) (remotedrop.Store, error) { return st, nil }
 	return remotedrop.New(dial, cfg), nil
 }
@@ -102,6 +101,9 @@ type store struct {
 	client *minio.Client
 	bucket string
 	prefix string
+	// spoolMemory is the most of a report held in memory before its
+	// upload; the rest waits in a temporary file.
+	spoolMemory int
 }
 
 // key is the object key of a name of the folder.
@@ -186,14 +188,22 @@ func (s *store) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 // S3 objects have no file mode: mode is not used; who reads the reports is
 // the bucket's policy. The content type follows the name's suffix, so that
 // a browser opens the HTML report as a page.
-func (s *store) WriteReport(ctx context.Context, name string, body []byte, _ fs.FileMode) error {
+func (s *store) WriteReport(ctx context.Context, name string, write func(io.Writer) error, _ fs.FileMode) error {
 	if _, err := s.Stat(ctx, name); err == nil {
 		return fs.ErrExist
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	_, err := s.client.PutObject(ctx, s.bucket, s.key(name), bytes.NewReader(body), int64(len(body)),
-		minio.PutObjectOptions{ContentType: contentType(name)})
+	sp := &spool{limit: s.spoolMemory}
+	defer sp.close()
+	if err := write(sp); err != nil {
+		return err
+	}
+	body, size, err := sp.reader()
+	if err != nil {
+		return err
+	}
+	_, err = s.client.PutObject(ctx, s.bucket, s.key(name), body, size, minio.PutObjectOptions{ContentType: contentType(name)})
 	return err
 }
 

@@ -236,7 +236,7 @@ func (s *store) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 // WriteReport writes a new file of the given mode (reports.mode for a
 // report), failing if the name is taken (SFTP's exclusive create). The
 // mode is set before anything is written.
-func (s *store) WriteReport(ctx context.Context, name string, body []byte, mode fs.FileMode) error {
+func (s *store) WriteReport(ctx context.Context, name string, write func(io.Writer) error, mode fs.FileMode) error {
 	p := s.path(name)
 	if err := s.folder(ctx, name); err != nil {
 		return err
@@ -258,7 +258,7 @@ func (s *store) WriteReport(ctx context.Context, name string, body []byte, mode 
 		_ = f.Close()
 		return fmt.Errorf("chmod: %w", err)
 	}
-	if _, err := f.Write(body); err != nil {
+	if err := write(f); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("write: %w", err)
 	}

@@ -1,6 +1,10 @@
 package people
 
 import (
+	"encoding/binary"
+	"math"
+	"runtime"
+
 	"hrsync/internal/reports"
 	"hrsync/model"
 )
@@ -34,14 +38,15 @@ func peopleReport(plan *Plan, refusals []Refusal, waiting map[string]bool) *repo
 		skip[id] = true
 	}
 	out := &reports.People{AlreadyThereCount: plan.Unchanged}
+	var added addedList
 	for i, p := range plan.Create.All() {
-		g := grantOf(plan, i)
-		if skip[p.ExternalID] {
-			continue
+		if !skip[p.ExternalID] {
+			g := grantOf(plan, i)
+			added.add(reports.Person{ExternalID: p.ExternalID, Email: model.MaskEmail(p.Email), Granted: g})
+			out.Granted += g
 		}
-		out.Added = append(out.Added, reports.Person{ExternalID: p.ExternalID, Email: model.MaskEmail(p.Email), Granted: g})
-		out.Granted += g
 	}
+	out.Added = reports.ListFunc(added.n, added.all)
 	for _, u := range plan.unchangedSample {
 		out.AlreadyThere = append(out.AlreadyThere, reports.Person{ExternalID: u.id})
 	}
@@ -86,4 +91,51 @@ func wouldCounts(counts map[string]int) map[string]int {
 		out[k] = v
 	}
 	return out
+}
+
+// addedList holds the people a run added as its reports name them (the
+// externalId, the masked e-mail, the amount granted), back to back in
+// slabs outside the Go heap (see slabOwner), read in order only: a first
+// import's million cost about 35 bytes each, and the plan they came from
+// (its people whole, several times that) can go once the run is done.
+type addedList struct {
+	slabs  [][]byte
+	owners []*slabOwner
+	n      int
+}
+
+// add appends p.
+func (l *addedList) add(p reports.Person) {
+	var buf [256]byte
+	rec := binary.AppendUvarint(buf[:0], uint64(len(p.ExternalID)))
+	rec = append(rec, p.ExternalID...)
+	rec = binary.AppendUvarint(rec, uint64(len(p.Email)))
+	rec = append(rec, p.Email...)
+	rec = binary.LittleEndian.AppendUint64(rec, math.Float64bits(p.Granted))
+	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
+		slab, owner := newSlab(max(slabSize, len(rec)))
+		l.slabs, l.owners = append(l.slabs, slab), append(l.owners, owner)
+	}
+	last := len(l.slabs) - 1
+	l.slabs[last] = append(l.slabs[last], rec...) // within the slab's capacity: never moved
+	l.n++
+	runtime.KeepAlive(l)
+}
+
+// all yields the people in the order they were added.
+func (l *addedList) all(yield func(reports.Person) bool) {
+	defer runtime.KeepAlive(l)
+	for _, b := range l.slabs {
+		for len(b) > 0 {
+			var p reports.Person
+			n, k := binary.Uvarint(b)
+			p.ExternalID, b = string(b[k:k+int(n)]), b[k+int(n):]
+			n, k = binary.Uvarint(b)
+			p.Email, b = string(b[k:k+int(n)]), b[k+int(n):]
+			p.Granted, b = math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:]
+			if !yield(p) {
+				return
+			}
+		}
+	}
 }

@@ -98,7 +98,9 @@ func (f *file) Archive(processed bool, render sources.RenderReports) (string, er
 	}
 	f.reports = map[string][]byte{}
 	for _, r := range files {
-		f.reports[r.Suffix] = r.Body
+		if f.reports[r.Suffix], err = r.Bytes(); err != nil {
+			return "", err
+		}
 	}
 	f.archived = append(f.archived, dir)
 	return dest, nil
@@ -440,7 +442,7 @@ func TestSafeguards(t *testing.T) {
 		// Nobody was marked departed, and the counts and lists say so.
 		x := rep.Exports[0]
 		if _, ok := x.Counts["departed"]; ok || x.Counts["wouldDepart"] != 20 || x.People == nil || len(x.People.Left) != 20 ||
-			len(x.People.Added) != 1 || x.People.AlreadyThereCount != 40 {
+			x.People.Added.Len() != 1 || x.People.AlreadyThereCount != 40 {
 			t.Errorf("a stop's counts %v; want wouldDepart 20 and no departed, and 20 who would have left, 1 added, 40 already there", x.Counts)
 		}
 	})

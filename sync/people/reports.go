@@ -2,8 +2,6 @@ package people
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -85,7 +83,7 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, sources.ReportFile{Suffix: reports.RejectsSuffix, Body: body})
+		files = append(files, sources.ReportBytes(reports.RejectsSuffix, body))
 		rejectsName = baseName(archivedAs) + reports.RejectsSuffix
 	}
 	if er.Outcome == model.OutcomeSafeguard && rs.override != nil && archivedAs != "" {
@@ -98,12 +96,8 @@ func (rs *reportSet) render(archivedAs string) ([]sources.ReportFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := json.MarshalIndent(er, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode report: %w", err)
-	}
-	files = append(files, sources.ReportFile{Suffix: reports.HTMLSuffix, Body: html},
-		sources.ReportFile{Suffix: reports.JSONSuffix, Body: append(js, '\n')})
+	files = append(files, sources.ReportBytes(reports.HTMLSuffix, html),
+		sources.ReportFile{Suffix: reports.JSONSuffix, Write: er.writeJSON})
 	rs.suffixes = rs.suffixes[:0]
 	for _, f := range files {
 		rs.suffixes = append(rs.suffixes, f.Suffix)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"hrsync/apiclient"
+	"hrsync/internal/jsonstream"
 	"hrsync/internal/reports"
 	"hrsync/internal/runner"
 	"hrsync/model"
@@ -93,6 +95,23 @@ type ExportReport struct {
 	approveOff bool
 }
 
+// StreamJSON writes the report a member at a time (jsonstream.Streamer):
+// the people it names go out one by one.
+func (er ExportReport) StreamJSON(s *jsonstream.Writer) { s.Fields(er) }
+
+// writeJSON writes the JSON report beside an archived export: the report
+// indented as json.MarshalIndent(er, "", "  ") would, and a newline, made
+// as it is written.
+func (er ExportReport) writeJSON(w io.Writer) error {
+	s := jsonstream.New(w, "", "  ")
+	s.Value(er)
+	s.Raw("\n")
+	if err := s.Flush(); err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	return nil
+}
+
 // Report is what one RunOnce did.
 type Report struct {
 	Tenant string `json:"tenant"`
@@ -113,6 +132,10 @@ type Report struct {
 	Error string `json:"error,omitempty"`
 	Next  string `json:"next,omitempty"`
 }
+
+// StreamJSON writes the report a member at a time (jsonstream.Streamer),
+// each export's report streaming.
+func (r Report) StreamJSON(s *jsonstream.Writer) { s.Fields(r) }
 
 // Outcome is the run's overall outcome: the worst of its exports'; with held
 // grants, at least attention.
