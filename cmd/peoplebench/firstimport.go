@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -129,8 +130,32 @@ func measureImportRun(ctx context.Context, o options, dir string, f files, res *
 	calls := (n + 99) / 100 // the configuration's batchSize
 	res.check("first import run creates every person", sum.Rows == n && requests.Load() == int64(calls),
 		"%d people in state, %d API requests (want %d people, %d createPeople calls)", sum.Rows, requests.Load(), n, calls)
+	added, err := reportedAdded(filepath.Join(drop, "processed", filepath.Base(file)+".report.json"))
+	res.check("first import run's JSON report names every person added", err == nil && added == n,
+		"%d people added in the report (%v), want %d", added, err, n)
 	fmt.Fprintf(w, "%s: first import run of %d rows: %.2fs %.0f MiB, %d API requests\n", name, n, m.Wall.Seconds(), m.PeakMiB(), requests.Load())
 	return nil
+}
+
+// reportedAdded counts the people the JSON report beside an archived
+// export lists as added.
+func reportedAdded(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("open the JSON report: %w", err)
+	}
+	defer f.Close()
+	var report struct {
+		People struct {
+			Added []struct {
+				ExternalID string `json:"externalId"`
+			} `json:"added"`
+		} `json:"people"`
+	}
+	if err := json.NewDecoder(bufio.NewReader(f)).Decode(&report); err != nil {
+		return 0, fmt.Errorf("read the JSON report: %w", err)
+	}
+	return len(report.People.Added), nil
 }
 
 // measureProcs measures the snapshot plan o.Repeat times at GOMAXPROCS=1

@@ -42,7 +42,7 @@
 // Usage:
 //
 //	peoplebench [-rows 1000000] [-stores sqlite,postgres] [-repeat 3] [-hrsync bin/hrsync]
-//	            [-no-import] [-import-run-rows 100000]
+//	            [-no-import] [-import-run-rows 1000000]
 //
 // PostgreSQL is reached through HRSYNC_TEST_POSTGRES_URL (or -postgres).
 package main
@@ -145,7 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (and the SQLite state) at the end")
 	fs.BoolVar(&o.NoRunCheck, "no-run-check", false, "skip the `hrsync run people` rerun check")
 	fs.BoolVar(&o.NoImport, "no-import", false, "skip the first import (its plans against an empty state, and its run)")
-	fs.IntVar(&o.ImportRunRows, "import-run-rows", 100000, "rows of the first import's `hrsync run people` against an emulator of the API (0: no run)")
+	fs.IntVar(&o.ImportRunRows, "import-run-rows", 1000000, "rows of the first import's `hrsync run people` against an emulator of the API, at most -rows (0: no run)")
 	fs.StringVar(&o.ProfileDir, "profile", "", "also build the plan in-process and write cpu.pprof and heap.pprof for each store into this directory")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err

@@ -31,7 +31,7 @@ func TestParseFlags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if o.Rows != 1000000 || o.Repeat != 3 || strings.Join(o.Stores, ",") != "sqlite,postgres" || o.ImportRunRows != 100000 || o.NoImport {
+		if o.Rows != 1000000 || o.Repeat != 3 || strings.Join(o.Stores, ",") != "sqlite,postgres" || o.ImportRunRows != 1000000 || o.NoImport {
 			t.Errorf("defaults = %+v", o)
 		}
 	})
@@ -263,7 +263,8 @@ func TestRun(t *testing.T) {
 				"run people with no change, snapshot current (2), makes no API call: 0 requests",
 				"snapshot plan at GOMAXPROCS=1 finds the generated diff", "snapshot plan at GOMAXPROCS=2 finds the generated diff",
 				"first import plan: every row new: rows 3015, unchanged 0, changed 0, new 3015 in 31 calls",
-				"first import run creates every person: 1000 people in state, 10 API requests"} {
+				"first import run creates every person: 1000 people in state, 10 API requests",
+				"first import run's JSON report names every person added: 1000 people added in the report"} {
 				if !strings.Contains(text, "ok   "+store+": "+c) {
 					t.Errorf("no passing check %q for %s:\n%s", c, store, text)
 				}
