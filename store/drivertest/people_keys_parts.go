@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"hrsync/store"
 )
@@ -91,7 +93,90 @@ func testScanPeopleKeysParts(t *testing.T, d Backend) {
 			}
 		}
 		testScanPartsStopped(t, s)
+		testScanPartsUnderWrites(t, s)
 	})
+}
+
+// testScanPartsUnderWrites scans in parts while another connection keeps
+// changing the two people at the ends of the table, both in each write:
+// every scan sees both at the same write (its parts read one state,
+// whether they were opened again or the scan fell back to one part), and
+// every person once.
+func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
+	ends := []store.PersonRow{person("p000000", 0), person(fmt.Sprintf("p%06d", partsPeople-1), partsPeople-1)}
+	idA, idB := ends[0].ExternalID, ends[1].ExternalID
+	const marked = 1_000_000 // the fingerprint of the k-th write is marked+k
+	var (
+		wg      sync.WaitGroup
+		werr    error
+		writes  atomic.Int64
+		started = make(chan struct{})
+		done    = make(chan struct{})
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for k := 1; ; k++ {
+			for i := range ends {
+				ends[i].Fingerprint = marked + int64(k)
+			}
+			if werr = s.SavePeople(ctx(t), "parts", ends); werr != nil {
+				return
+			}
+			writes.Store(int64(k))
+			if k == 1 {
+				close(started)
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("no write within a minute")
+	}
+	// Scan until enough writes landed meanwhile that some fell between the
+	// parts' starts (a write takes milliseconds, the parts' starts well
+	// under one).
+	from := writes.Load()
+	scans := 0
+	for scan := 0; scan < 20 || writes.Load()-from < 150 && scan < 5000; scan++ {
+		scans++
+		var (
+			mu  sync.Mutex
+			n   int
+			fps = map[string]int64{}
+		)
+		_, err := s.ScanPeopleKeysParts(ctx(t), "parts", 4, func(_ int, k store.PersonKey) error {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			if id := string(k.ExternalID); id == idA || id == idB {
+				fps[id] = k.Fingerprint
+			}
+			return nil
+		})
+		if err != nil {
+			close(done)
+			wg.Wait()
+			t.Fatalf("scan %d under writes: %v", scan, err)
+		}
+		a, b := fps[idA], fps[idB]
+		if n != partsPeople || a != b || a <= marked {
+			close(done)
+			wg.Wait()
+			t.Fatalf("scan %d under writes: %d people (want %d); the two ends at fingerprints %d and %d, want one write's (%d+k)",
+				scan, n, partsPeople, a, b, int64(marked))
+		}
+	}
+	close(done)
+	wg.Wait()
+	must(t, werr)
+	t.Logf("%d scans in parts consistent while %d writes landed", scans, writes.Load()-from)
 }
 
 // testScanPartsStopped: the callback's error stops every part and comes
