@@ -294,8 +294,19 @@ func activeEmails(people []stateEntry) (emails []uint64, owners []uint32) {
 // index builds the lookup tables of a filled index and marks the people
 // whose e-mail hash another active person has too.
 func (s *stateIndex) index() {
+	s.buildBuckets()
+	s.markSharedEmails()
+}
+
+// buildBuckets builds the buckets of the entries and of the e-mails.
+func (s *stateIndex) buildBuckets() {
 	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
 	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+}
+
+// markSharedEmails flags the active people who share their e-mail with
+// another.
+func (s *stateIndex) markSharedEmails() {
 	for i := 1; i < len(s.emails); i++ {
 		if s.emails[i] == s.emails[i-1] {
 			s.people[s.emailOwner[i]].flags |= flagSharedEmail

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sync/errgroup"
 )
 
 // The snapshot of a stateIndex is what the store keeps (store.PeopleSnapshot)
@@ -325,7 +326,7 @@ func (d *snapshotDecoder) records(b []byte) error {
 			if m < prev {
 				return badSnapshot("e-mail %d: out of order", first+j)
 			}
-			if int(owner) >= len(s.people) || s.people[owner].email != m || s.people[owner].has(flagDeparted) {
+			if int(owner) >= len(s.people) {
 				return badSnapshot("e-mail %d: not the e-mail of an active person", first+j)
 			}
 			prev, out[j], owners[j] = m, m, owner
@@ -377,9 +378,28 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 	if d.active != s.active {
 		return nil, badSnapshot("%d active entries, header says %d", d.active, s.active)
 	}
-	s.index()
+	// Each e-mail's owner is checked (a read of the entry, most of them
+	// cache misses) while the buckets are built.
+	var g errgroup.Group
+	g.Go(func() error { return s.checkEmailOwners() })
+	s.buildBuckets()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	s.markSharedEmails()
 	d.s = nil
 	return s, nil
+}
+
+// checkEmailOwners checks that each e-mail of the index is its owner's,
+// an active person's.
+func (s *stateIndex) checkEmailOwners() error {
+	for i, m := range s.emails {
+		if e := &s.people[s.emailOwner[i]]; e.email != m || e.has(flagDeparted) {
+			return badSnapshot("e-mail %d: not the e-mail of an active person", i)
+		}
+	}
+	return nil
 }
 
 // stateLoads records, for one RunOnce, whether a plan had to scan the

@@ -241,6 +241,12 @@ func TestSnapshotDecodeRefusesDamage(t *testing.T) {
 	t.Run("a byte too many", func(t *testing.T) {
 		bad(t, "trailing byte", append(bytes.Clone(whole), 0))
 	})
+	t.Run("an e-mail given to another person, checksum intact", func(t *testing.T) {
+		wrong := *s
+		wrong.emailOwner = slices.Clone(s.emailOwner)
+		wrong.emailOwner[0] = wrong.emailOwner[1]
+		bad(t, "e-mail owner", snapshotBytes(&wrong, snapshotPartSize))
+	})
 	t.Run("another format", func(t *testing.T) {
 		other := &stateIndex{}
 		b := snapshotBytes(other, snapshotPartSize)
