@@ -519,9 +519,9 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// writeNew writes data to a new file at path with the given mode, failing
-// with fs.ErrExist if path exists. The data is complete on disk before the
-// name appears.
+// writeNew writes what write writes to a new file at path with the given
+// mode, failing with fs.ErrExist if path exists. The content is complete
+// on disk before the name appears.
 func writeNew(path string, write func(io.Writer) error, mode fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*.tmp") // 0600
 	if err != nil {
