@@ -98,10 +98,10 @@ func testScanPeopleKeysParts(t *testing.T, d Backend) {
 }
 
 // testScanPartsUnderWrites scans in parts while another connection keeps
-// changing the two people at the ends of the table, both in each write:
-// every scan sees both at the same write (its parts read one state,
-// whether they were opened again or the scan fell back to one part), and
-// every person once.
+// changing the two people at the ends of the table and one more, all in
+// each write: every scan sees both ends at the same write (its parts read
+// one state, whether they were opened again or the scan fell back to one
+// part), and every person once.
 func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 	ends := []store.PersonRow{person("p000000", 0), person(fmt.Sprintf("p%06d", partsPeople-1), partsPeople-1)}
 	idA, idB := ends[0].ExternalID, ends[1].ExternalID
@@ -120,7 +120,15 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 			for i := range ends {
 				ends[i].Fingerprint = marked + int64(k)
 			}
-			if werr = s.SavePeople(ctx(t), "parts", ends); werr != nil {
+			// And one person more, each time another from the start of
+			// the table: on PostgreSQL an update writes the row's new
+			// version at the end of the table, so a scan whose parts
+			// read different writes sees that person twice, or not at
+			// all (the two ends, once updated, are both at the end).
+			i := 1 + (k-1)%(partsPeople-2)
+			mover := person(fmt.Sprintf("p%06d", i), i)
+			mover.Fingerprint = marked + int64(k)
+			if werr = s.SavePeople(ctx(t), "parts", []store.PersonRow{ends[0], mover, ends[1]}); werr != nil {
 				return
 			}
 			writes.Store(int64(k))
@@ -147,14 +155,16 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 	for scan := 0; scan < 20 || writes.Load()-from < 150 && scan < 5000; scan++ {
 		scans++
 		var (
-			mu  sync.Mutex
-			n   int
-			fps = map[string]int64{}
+			mu   sync.Mutex
+			n    int
+			seen = map[string]bool{}
+			fps  = map[string]int64{}
 		)
 		_, err := s.ScanPeopleKeysParts(ctx(t), "parts", 4, func(_ int, k store.PersonKey) error {
 			mu.Lock()
 			defer mu.Unlock()
 			n++
+			seen[string(k.ExternalID)] = true
 			if id := string(k.ExternalID); id == idA || id == idB {
 				fps[id] = k.Fingerprint
 			}
@@ -166,11 +176,11 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 			t.Fatalf("scan %d under writes: %v", scan, err)
 		}
 		a, b := fps[idA], fps[idB]
-		if n != partsPeople || a != b || a <= marked {
+		if n != partsPeople || len(seen) != partsPeople || a != b || a <= marked {
 			close(done)
 			wg.Wait()
-			t.Fatalf("scan %d under writes: %d people (want %d); the two ends at fingerprints %d and %d, want one write's (%d+k)",
-				scan, n, partsPeople, a, b, int64(marked))
+			t.Fatalf("scan %d under writes: %d people, %d different (want %d each); the two ends at fingerprints %d and %d, want one write's (%d+k)",
+				scan, n, len(seen), partsPeople, a, b, int64(marked))
 		}
 	}
 	close(done)
