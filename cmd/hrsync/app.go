@@ -312,10 +312,7 @@ func (a *app) openSource(ctx context.Context, t config.Tenant, st *store.Store) 
 // --json output; a value that streams (jsonstream.Streamer: a run's
 // summary, a people report) is written as it is made.
 func printJSON(w io.Writer, v any) error {
-	s := jsonstream.New(w, "", "  ")
-	s.Value(v)
-	s.Raw("\n")
-	return s.Flush()
+	return jsonstream.Encode(w, v, "", "  ")
 }
 
 // withoutPath is err without the path of a *fs.PathError (it holds the

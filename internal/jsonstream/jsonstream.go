@@ -35,6 +35,15 @@ func New(w io.Writer, prefix, indent string) *Writer {
 	return &Writer{w: bufio.NewWriterSize(w, 64<<10), prefix: prefix, indent: indent}
 }
 
+// Encode writes v to w and a newline, with the bytes a json.Encoder with
+// SetIndent(prefix, indent) would write; a Streamer in v streams.
+func Encode(w io.Writer, v any, prefix, indent string) error {
+	s := New(w, prefix, indent)
+	s.Value(v)
+	s.Raw("\n")
+	return s.Flush()
+}
+
 // Begin opens an object ('{') or an array ('[') where a value goes.
 func (s *Writer) Begin(open byte) {
 	s.write(string(open))

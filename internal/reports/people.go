@@ -24,8 +24,8 @@ type Person struct {
 // names the first MaxListed of AlreadyThereCount people.
 type People struct {
 	// Added are the people the platform created, with the amount granted:
-	// read from the plan as the report is written, so that a first import
-	// does not hold its people a second time.
+	// a list read as the report is written, so that a first import's
+	// million are never held as a []Person.
 	Added PersonList `json:"added,omitzero"`
 	// Granted is what the platform granted the people added, in all.
 	Granted float64 `json:"granted,omitempty"`

@@ -4,15 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"slices"
 
 	"hrsync/internal/jsonstream"
 )
 
 // PersonList is a list of people a report names, read in order. A list
-// made by ListFunc reads its people from where they already are (the
-// people a first import added, from its plan) each time it is read: a
-// million of them are written to the JSON report one at a time, never held
-// a second time. Its JSON is an array of Person, as a []Person's.
+// made by ListFunc reads its people from wherever its caller keeps them
+// (the people job keeps the people a run added compactly, outside the Go
+// heap) each time it is read: a million of them are written to the JSON
+// report one at a time, never held as a []Person. Its JSON is an array of
+// Person, as a []Person's.
 type PersonList struct {
 	n    int
 	each iter.Seq[Person]
@@ -20,13 +22,7 @@ type PersonList struct {
 
 // ListOf returns the list of people.
 func ListOf(people ...Person) PersonList {
-	return PersonList{n: len(people), each: func(yield func(Person) bool) {
-		for _, p := range people {
-			if !yield(p) {
-				return
-			}
-		}
-	}}
+	return ListFunc(len(people), slices.Values(people))
 }
 
 // ListFunc returns a list of n people that each yields, in order, every

@@ -113,9 +113,14 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 		started = make(chan struct{})
 		done    = make(chan struct{})
 	)
+	// started is closed once the first write landed, or the writer failed.
+	writing := sync.OnceFunc(func() { close(started) })
+	stop := sync.OnceFunc(func() { close(done); wg.Wait() })
+	defer stop()
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer writing()
 		for k := 1; ; k++ {
 			for i := range ends {
 				ends[i].Fingerprint = marked + int64(k)
@@ -132,9 +137,7 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 				return
 			}
 			writes.Store(int64(k))
-			if k == 1 {
-				close(started)
-			}
+			writing()
 			select {
 			case <-done:
 				return
@@ -147,13 +150,16 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 	case <-time.After(time.Minute):
 		t.Fatal("no write within a minute")
 	}
+	if writes.Load() == 0 {
+		stop()
+		t.Fatalf("the first write failed: %v", werr)
+	}
 	// Scan until enough writes landed meanwhile that some fell between the
 	// parts' starts (a write takes milliseconds, the parts' starts well
 	// under one).
 	from := writes.Load()
-	scans := 0
-	for scan := 0; scan < 20 || writes.Load()-from < 150 && scan < 5000; scan++ {
-		scans++
+	scan := 0
+	for ; scan < 20 || writes.Load()-from < 150 && scan < 5000; scan++ {
 		var (
 			mu   sync.Mutex
 			n    int
@@ -171,22 +177,17 @@ func testScanPartsUnderWrites(t *testing.T, s *store.Store) {
 			return nil
 		})
 		if err != nil {
-			close(done)
-			wg.Wait()
 			t.Fatalf("scan %d under writes: %v", scan, err)
 		}
 		a, b := fps[idA], fps[idB]
 		if n != partsPeople || len(seen) != partsPeople || a != b || a <= marked {
-			close(done)
-			wg.Wait()
 			t.Fatalf("scan %d under writes: %d people, %d different (want %d each); the two ends at fingerprints %d and %d, want one write's (%d+k)",
 				scan, n, len(seen), partsPeople, a, b, int64(marked))
 		}
 	}
-	close(done)
-	wg.Wait()
+	stop()
 	must(t, werr)
-	t.Logf("%d scans in parts consistent while %d writes landed", scans, writes.Load()-from)
+	t.Logf("%d scans in parts consistent while %d writes landed", scan, writes.Load()-from)
 }
 
 // testScanPartsStopped: the callback's error stops every part and comes

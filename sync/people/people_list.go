@@ -21,13 +21,10 @@ import (
 //
 // The zero value is an empty list. People is not safe for concurrent use.
 type People struct {
-	slabs [][]byte
-	// owners holds, per slab, the owner of its memory (see slabOwner):
-	// a slab may be outside the Go heap, and is released once its owner
-	// is unreachable. Every method that reads a slab keeps the list alive
-	// until it is done (runtime.KeepAlive).
-	owners []*slabOwner
-	at     []uint64 // per person: slab index << 32 | offset in the slab
+	// recordSlabs holds the records; every method that reads a slab keeps
+	// the list alive until it is done (runtime.KeepAlive).
+	recordSlabs
+	at []uint64 // per person: slab index << 32 | offset in the slab
 }
 
 // slabSize is the size of one slab; a person never spans two.
@@ -39,15 +36,8 @@ func (l *People) Len() int { return len(l.at) }
 // Add appends p, with its hashes h.
 func (l *People) Add(p model.Person, h sources.Hashes) {
 	var buf [512]byte // most records fit: no garbage per person
-	rec := appendPerson(buf[:0], p, h)
-	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
-		slab, owner := newSlab(max(slabSize, len(rec)))
-		l.slabs, l.owners = append(l.slabs, slab), append(l.owners, owner)
-	}
-	last := len(l.slabs) - 1
-	l.at = append(l.at, uint64(last)<<32|uint64(len(l.slabs[last])))
-	l.slabs[last] = append(l.slabs[last], rec...) // within the slab's capacity: never moved
-	runtime.KeepAlive(l)
+	slab, off := l.add(appendPerson(buf[:0], p, h))
+	l.at = append(l.at, uint64(slab)<<32|uint64(off))
 }
 
 // At returns the i-th person.

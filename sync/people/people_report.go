@@ -99,9 +99,8 @@ func wouldCounts(counts map[string]int) map[string]int {
 // import's million cost about 35 bytes each, and the plan they came from
 // (its people whole, several times that) can go once the run is done.
 type addedList struct {
-	slabs  [][]byte
-	owners []*slabOwner
-	n      int
+	recordSlabs
+	n int
 }
 
 // add appends p.
@@ -112,14 +111,8 @@ func (l *addedList) add(p reports.Person) {
 	rec = binary.AppendUvarint(rec, uint64(len(p.Email)))
 	rec = append(rec, p.Email...)
 	rec = binary.LittleEndian.AppendUint64(rec, math.Float64bits(p.Granted))
-	if len(l.slabs) == 0 || len(l.slabs[len(l.slabs)-1])+len(rec) > slabSize {
-		slab, owner := newSlab(max(slabSize, len(rec)))
-		l.slabs, l.owners = append(l.slabs, slab), append(l.owners, owner)
-	}
-	last := len(l.slabs) - 1
-	l.slabs[last] = append(l.slabs[last], rec...) // within the slab's capacity: never moved
+	l.recordSlabs.add(rec)
 	l.n++
-	runtime.KeepAlive(l)
 }
 
 // all yields the people in the order they were added.

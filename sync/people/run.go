@@ -103,10 +103,7 @@ func (er ExportReport) StreamJSON(s *jsonstream.Writer) { s.Fields(er) }
 // indented as json.MarshalIndent(er, "", "  ") would, and a newline, made
 // as it is written.
 func (er ExportReport) writeJSON(w io.Writer) error {
-	s := jsonstream.New(w, "", "  ")
-	s.Value(er)
-	s.Raw("\n")
-	if err := s.Flush(); err != nil {
+	if err := jsonstream.Encode(w, er, "", "  "); err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}
 	return nil

@@ -37,3 +37,26 @@ func (o *slabOwner) free() {
 	}
 	o.b = nil
 }
+
+// recordSlabs holds records of bytes back to back in slabs of slabSize (a
+// record longer than that in a slab of its own), with the owner of each
+// slab's memory: a slab may be outside the Go heap, and is released once
+// its owner is unreachable. Whoever reads a slab keeps its holder alive
+// until done (runtime.KeepAlive).
+type recordSlabs struct {
+	slabs  [][]byte
+	owners []*slabOwner
+}
+
+// add appends rec and returns the slab it is in and its offset there.
+func (s *recordSlabs) add(rec []byte) (slab, off int) {
+	if len(s.slabs) == 0 || len(s.slabs[len(s.slabs)-1])+len(rec) > slabSize {
+		b, owner := newSlab(max(slabSize, len(rec)))
+		s.slabs, s.owners = append(s.slabs, b), append(s.owners, owner)
+	}
+	slab = len(s.slabs) - 1
+	off = len(s.slabs[slab])
+	s.slabs[slab] = append(s.slabs[slab], rec...) // within the slab's capacity: never moved
+	runtime.KeepAlive(s)
+	return slab, off
+}
