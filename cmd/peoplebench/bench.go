@@ -270,6 +270,11 @@ func newTarget(o options, dir, name, suffix string) (target, error) {
 	if o.onSchema != nil {
 		o.onSchema(schema)
 	}
+	if o.Keep {
+		// Kept for a look afterwards (a profile by hand, say); its name is
+		// in the generated hrsync.yaml.
+		return target{dsn: o.PostgresURL, schema: schema, drop: func() error { return nil }}, nil
+	}
 	// drop runs at cleanup, after the run's context may be done: it bounds itself.
 	drop := func() error {
 		db, err := sql.Open("postgres", o.PostgresURL)

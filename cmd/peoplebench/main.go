@@ -142,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Hrsync, "hrsync", "", "hrsync binary to measure (default: build ./cmd/hrsync into the work directory)")
 	fs.StringVar(&o.PostgresURL, "postgres", os.Getenv(pgEnv), "PostgreSQL URL (default $"+pgEnv+"); a fresh schema is made and dropped")
 	fs.StringVar(&o.WorkDir, "workdir", "", "directory for the files (default: a new temporary directory, removed at the end)")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory (and the SQLite state) at the end")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the work directory, the SQLite state and the PostgreSQL schema at the end")
 	fs.BoolVar(&o.NoRunCheck, "no-run-check", false, "skip the `hrsync run people` rerun check")
 	fs.BoolVar(&o.NoImport, "no-import", false, "skip the first import (its plans against an empty state, and its run)")
 	fs.IntVar(&o.ImportRunRows, "import-run-rows", 1000000, "rows of the first import's `hrsync run people` against an emulator of the API, at most -rows (0: no run)")
