@@ -371,15 +371,43 @@ type buckets struct {
 
 // newBuckets indexes the n sorted hashes that key returns.
 func newBuckets(n int, key func(int) uint64) buckets {
-	width := bits.Len(uint(n)) // 2^width > n buckets
-	b := buckets{shift: uint(64 - width), starts: make([]uint32, 1<<width+1)}
+	f := newBucketFiller(n)
 	for i := range n {
-		b.starts[key(i)>>b.shift+1]++
+		f.add(key(i))
 	}
-	for i := 1; i < len(b.starts); i++ {
-		b.starts[i] += b.starts[i-1]
+	return f.done()
+}
+
+// bucketFiller builds the buckets of n sorted hashes as they come, one at
+// a time, so that a pass that reads them (a snapshot's decoding) builds
+// the buckets too. Each start is written once, in order.
+type bucketFiller struct {
+	b    buckets
+	next int // the first bucket whose start is not set yet
+	n    int // hashes added
+}
+
+func newBucketFiller(n int) bucketFiller {
+	width := bits.Len(uint(n)) // 2^width > n buckets
+	return bucketFiller{b: buckets{shift: uint(64 - width), starts: make([]uint32, 1<<width+1)}}
+}
+
+// add adds the next hash, which is no smaller than the one before: the
+// buckets up to its own, not started yet, start at it.
+func (f *bucketFiller) add(h uint64) {
+	for k := int(h >> f.b.shift); f.next <= k; f.next++ {
+		f.b.starts[f.next] = uint32(f.n)
 	}
-	return b
+	f.n++
+}
+
+// done returns the buckets, once every hash was added: the buckets after
+// the last hash's start at the end.
+func (f *bucketFiller) done() buckets {
+	for ; f.next < len(f.b.starts); f.next++ {
+		f.b.starts[f.next] = uint32(f.n)
+	}
+	return f.b
 }
 
 // span returns the range of the slice where h may be.

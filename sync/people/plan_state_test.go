@@ -26,6 +26,18 @@ func TestBuckets(t *testing.T) {
 			}
 			slices.Sort(hs)
 			b := newBuckets(n, func(i int) uint64 { return hs[i] })
+			// Each start is the count of the hashes of the buckets before.
+			for k, start := range b.starts {
+				want := 0
+				for _, h := range hs {
+					if k < len(b.starts)-1 && h>>b.shift < uint64(k) || k == len(b.starts)-1 {
+						want++
+					}
+				}
+				if int(start) != want {
+					t.Fatalf("start of bucket %d = %d, want %d", k, start, want)
+				}
+			}
 			for i, h := range hs {
 				lo, hi := b.span(h)
 				if i < lo || i >= hi {

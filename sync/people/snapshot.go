@@ -8,7 +8,6 @@ import (
 	"math"
 
 	"github.com/cespare/xxhash/v2"
-	"golang.org/x/sync/errgroup"
 )
 
 // The snapshot of a stateIndex is what the store keeps (store.PeopleSnapshot)
@@ -176,6 +175,14 @@ type snapshotDecoder struct {
 	idBytes uint64
 	active  int // active people read from the entries
 	sum     uint64
+	// The buckets, built as the entries and the e-mails are read (both
+	// come sorted).
+	byID, byMail bucketFiller
+	// owned and listed sum ownerMix over the active entries, with their
+	// own e-mails, and over the e-mails section's pairs: equal sums
+	// confirm that each e-mail is its owner's, without looking each
+	// owner up (see finish).
+	owned, listed uint64
 }
 
 func newSnapshotDecoder() *snapshotDecoder {
@@ -305,7 +312,9 @@ func (d *snapshotDecoder) records(b []byte) error {
 			prev = e.id
 			if e.flags&flagDeparted == 0 {
 				active++
+				d.owned += ownerMix(e.email, uint32(first+j))
 			}
+			d.byID.add(e.id)
 			out[j] = e
 		}
 		d.active += active
@@ -329,6 +338,14 @@ func (d *snapshotDecoder) records(b []byte) error {
 			if int(owner) >= len(s.people) {
 				return badSnapshot("e-mail %d: not the e-mail of an active person", first+j)
 			}
+			if first+j > 0 && m == prev {
+				// Shared with the e-mail before: both owners are marked
+				// (the owners are confirmed in finish).
+				s.people[owner].flags |= flagSharedEmail
+				s.people[s.emailOwner[first+j-1]].flags |= flagSharedEmail
+			}
+			d.listed += ownerMix(m, owner)
+			d.byMail.add(m)
 			prev, out[j], owners[j] = m, m, owner
 		}
 		d.n += k
@@ -362,6 +379,7 @@ func (d *snapshotDecoder) header(b []byte) error {
 	d.s.emailOwner = make([]uint32, 0, d.emails)
 	d.s.ids = make([]byte, 0, d.idBytes)
 	d.s.active = int(active)
+	d.byID, d.byMail = newBucketFiller(int(d.people)), newBucketFiller(int(d.emails))
 	return nil
 }
 
@@ -378,28 +396,37 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 	if d.active != s.active {
 		return nil, badSnapshot("%d active entries, header says %d", d.active, s.active)
 	}
-	// Each e-mail's owner is checked (a read of the entry, most of them
-	// cache misses) while the buckets are built.
-	var g errgroup.Group
-	g.Go(func() error { return s.checkEmailOwners() })
-	s.buildBuckets()
-	if err := g.Wait(); err != nil {
-		return nil, err
+	// Each active entry's (e-mail, entry) pair is in the e-mails section
+	// and the section holds nothing else (its count is the active
+	// people's): each e-mail is its owner's, an active person's. The
+	// sums of ownerMix over both sides stand for the two lists of pairs
+	// (as the checksum stands for the bytes), so that no owner is looked
+	// up, a cache miss each.
+	if d.owned != d.listed {
+		return nil, badSnapshot("the e-mails are not the active people's")
 	}
-	s.markSharedEmails()
+	s.byID, s.byMail = d.byID.done(), d.byMail.done()
 	d.s = nil
 	return s, nil
 }
 
-// checkEmailOwners checks that each e-mail of the index is its owner's,
-// an active person's.
-func (s *stateIndex) checkEmailOwners() error {
-	for i, m := range s.emails {
-		if e := &s.people[s.emailOwner[i]]; e.email != m || e.has(flagDeparted) {
-			return badSnapshot("e-mail %d: not the e-mail of an active person", i)
-		}
-	}
-	return nil
+// ownerMix mixes an e-mail hash with the entry it belongs to into a 64-bit
+// value (the finalizer of SplitMix64, applied twice): summed over a list
+// of pairs, it gives the same sum for the same pairs in any order, and a
+// different one for other pairs but by a chance of about 2⁻⁶⁴.
+func ownerMix(email uint64, owner uint32) uint64 {
+	return mix64(email ^ mix64(uint64(owner)+0x9e3779b97f4a7c15))
+}
+
+// mix64 is the finalizer of SplitMix64: a bijection of 64-bit values in
+// which each input bit changes about half the output bits.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
 // stateLoads records, for one RunOnce, whether a plan had to scan the

@@ -136,13 +136,24 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	seedState(t, st, "t", statePeople(3000))
+	ps := statePeople(3000)
+	for i := range ps {
+		// E-mails shared by three active people, and by an active and a
+		// departed one (seedState departs the fifth of every ten).
+		if i%50 == 2 || i%50 == 3 || i%50 == 16 {
+			ps[i].Email = ps[i-1].Email
+		}
+	}
+	seedState(t, st, "t", ps)
 	scanned, err := scanState(t.Context(), st, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if scanned.from != stateFromScan || scanned.version == 0 {
 		t.Fatalf("scan: from %q, version %d", scanned.from, scanned.version)
+	}
+	if shared := len(slices.DeleteFunc(slices.Clone(scanned.people), func(e stateEntry) bool { return !e.has(flagSharedEmail) })); shared != 3*60 {
+		t.Fatalf("%d people flagged as sharing their e-mail, want %d", shared, 3*60)
 	}
 	whole := snapshotBytes(scanned, snapshotPartSize)
 	want := snapHeaderLen + len(scanned.people)*snapEntryLen + len(scanned.ids) + len(scanned.emails)*snapEmailLen + snapHashLen
@@ -246,6 +257,27 @@ func TestSnapshotDecodeRefusesDamage(t *testing.T) {
 		wrong.emailOwner = slices.Clone(s.emailOwner)
 		wrong.emailOwner[0] = wrong.emailOwner[1]
 		bad(t, "e-mail owner", snapshotBytes(&wrong, snapshotPartSize))
+	})
+	t.Run("an e-mail given to a departed person, checksum intact", func(t *testing.T) {
+		wrong := *s
+		wrong.emailOwner = slices.Clone(s.emailOwner)
+		departed := slices.IndexFunc(s.people, func(e stateEntry) bool { return e.has(flagDeparted) })
+		wrong.emailOwner[0] = uint32(departed)
+		wrong.people = slices.Clone(s.people)
+		wrong.people[departed].email = s.emails[0] // the departed person's own e-mail, even
+		bad(t, "departed owner", snapshotBytes(&wrong, snapshotPartSize))
+	})
+	t.Run("an active person's e-mail left out for another's, checksum intact", func(t *testing.T) {
+		wrong := *s
+		wrong.emails, wrong.emailOwner = slices.Clone(s.emails), slices.Clone(s.emailOwner)
+		wrong.emails[1], wrong.emailOwner[1] = wrong.emails[0], wrong.emailOwner[0] // the first pair twice
+		bad(t, "e-mail listed twice", snapshotBytes(&wrong, snapshotPartSize))
+	})
+	t.Run("two owners swapped, checksum intact", func(t *testing.T) {
+		wrong := *s
+		wrong.emailOwner = slices.Clone(s.emailOwner)
+		wrong.emailOwner[0], wrong.emailOwner[1] = wrong.emailOwner[1], wrong.emailOwner[0]
+		bad(t, "owners swapped", snapshotBytes(&wrong, snapshotPartSize))
 	})
 	t.Run("another format", func(t *testing.T) {
 		other := &stateIndex{}
