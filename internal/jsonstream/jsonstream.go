@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -26,6 +28,7 @@ type Writer struct {
 	first []bool
 	buf   bytes.Buffer
 	encs  []*json.Encoder // per nesting depth, encoding into buf
+	num   []byte          // where plain writes a number
 	err   error
 }
 
@@ -65,6 +68,12 @@ func (s *Writer) End(closing byte) {
 // Key starts an object member: its value comes next.
 func (s *Writer) Key(name string) {
 	s.Elem()
+	if plainString(name) {
+		s.write(`"`)
+		s.write(name)
+		s.write(`": `)
+		return
+	}
 	k, err := json.Marshal(name)
 	if err != nil {
 		s.fail(fmt.Errorf("encode key: %w", err))
@@ -86,7 +95,7 @@ func (s *Writer) Elem() {
 // Value writes v where a value goes, as encoding/json encodes it; a
 // Streamer (or a slice of them) streams itself.
 func (s *Writer) Value(v any) {
-	if s.err != nil || s.stream(v) {
+	if s.err != nil || s.plain(v) || s.stream(v) {
 		return
 	}
 	depth := len(s.first)
@@ -136,7 +145,8 @@ func (s *Writer) Err() error { return s.err }
 
 // newline starts a line at the current nesting.
 func (s *Writer) newline() {
-	s.write("\n" + s.prefix)
+	s.write("\n")
+	s.write(s.prefix)
 	for range len(s.first) {
 		s.write(s.indent)
 	}
@@ -164,4 +174,85 @@ func (s *Writer) fail(err error) {
 	if s.err == nil {
 		s.err = err
 	}
+}
+
+// plain writes v when it is a value encoding/json writes with no choice to
+// make (see plainString and plainFloat), a boolean, an integer, or a slice
+// of plain strings or floats, and tells whether it did; anything else is
+// left to encoding/json. The bytes are encoding/json's: only the work of
+// getting them differs.
+func (s *Writer) plain(v any) bool {
+	switch x := v.(type) {
+	case string:
+		if !plainString(x) {
+			return false
+		}
+		s.write(`"`)
+		s.write(x)
+		s.write(`"`)
+	case bool:
+		s.write(strconv.FormatBool(x))
+	case int:
+		s.num = strconv.AppendInt(s.num[:0], int64(x), 10)
+		s.writeBytes(s.num)
+	case int64:
+		s.num = strconv.AppendInt(s.num[:0], x, 10)
+		s.writeBytes(s.num)
+	case float64:
+		if !plainFloat(x) {
+			return false
+		}
+		s.num = strconv.AppendFloat(s.num[:0], x, 'f', -1, 64)
+		s.writeBytes(s.num)
+	case []string:
+		return plainSlice(s, x, plainString)
+	case []float64:
+		return plainSlice(s, x, plainFloat)
+	default:
+		return false
+	}
+	return true
+}
+
+// plainSlice writes a slice whose every element is plain (ok), as
+// encoding/json writes it (null when nil), and tells whether it did.
+func plainSlice[T any](s *Writer, x []T, ok func(T) bool) bool {
+	for _, e := range x {
+		if !ok(e) {
+			return false
+		}
+	}
+	if x == nil {
+		s.write("null")
+		return true
+	}
+	s.Begin('[')
+	for _, e := range x {
+		s.Elem()
+		s.plain(e)
+	}
+	s.End(']')
+	return true
+}
+
+// plainString tells whether encoding/json writes s as it is between
+// quotes: printable ASCII with no quote or backslash, and none of the
+// characters its HTML escaping rewrites (<, >, &).
+func plainString(x string) bool {
+	for i := range len(x) {
+		switch c := x[i]; {
+		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// plainFloat tells whether encoding/json writes f in the shortest decimal
+// form without an exponent, as strconv's 'f' format with precision -1
+// does: zero, and magnitudes from 1e-6 up to 1e21. The rest (exponents,
+// NaN and infinities, which it refuses) is left to it.
+func plainFloat(f float64) bool {
+	a := math.Abs(f)
+	return a == 0 || a >= 1e-6 && a < 1e21
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math"
 	"testing"
 )
 
@@ -55,4 +56,88 @@ func TestAsMarshalIndent(t *testing.T) {
 			t.Errorf("indent %q %q:\n got %s\nwant %s", ind[0], ind[1], got.Bytes(), want)
 		}
 	}
+}
+
+// plainCases are leaf values Value may write without encoding/json, and
+// values around the edges of what it may.
+var plainCases = []any{
+	"", "plain text 123", "a\"quote", `back\slash`, "<tag>", "a&b", "tab\there", "\x7f", "caf\u00e9", "\u2028",
+	"bad \xff byte", "~ and space ",
+	true, false, 0, -1, math.MaxInt64, math.MinInt64, int64(42),
+	0.0, math.Copysign(0, -1), 1e-7, 1e-6, 0.1, 25, 10.1 * 7, 123456789.125, 1e20, 1e21, -1e21, 5e-324,
+	math.MaxFloat64, -0.000001,
+	[]string(nil), []string{}, []string{"a", "b"}, []string{"a", "<b>"},
+	[]float64(nil), []float64{}, []float64{1.5, 25}, []float64{1, 1e22},
+	float32(0.1), uint8(7),
+}
+
+// TestPlainAsEncodingJSON checks that every leaf value, plain or not, is
+// written as json.MarshalIndent writes it, at any depth.
+func TestPlainAsEncodingJSON(t *testing.T) {
+	for _, ind := range [][2]string{{"", "  "}, {"> ", "\t"}} {
+		want, err := json.MarshalIndent(map[string]any{"v": plainCases}, ind[0], ind[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		s := New(&got, ind[0], ind[1])
+		s.Begin('{')
+		s.Key("v")
+		s.Begin('[')
+		for _, v := range plainCases {
+			s.Elem()
+			s.Value(v)
+		}
+		s.End(']')
+		s.End('}')
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("indent %q %q:\n got %s\nwant %s", ind[0], ind[1], got.Bytes(), want)
+		}
+	}
+	for _, v := range []any{math.NaN(), math.Inf(1), []float64{1, math.Inf(-1)}} {
+		s := New(io.Discard, "", "  ")
+		s.Value(v)
+		if s.Err() == nil {
+			t.Errorf("Value(%v) wrote what encoding/json refuses", v)
+		}
+	}
+}
+
+// FuzzPlainAsEncodingJSON compares Value with encoding/json on any string,
+// used as a value and as a key, and on any float.
+func FuzzPlainAsEncodingJSON(f *testing.F) {
+	f.Add("plain", 25.5)
+	f.Add("<&>\"\\\x00\xff\u2029", 1e21)
+	f.Fuzz(func(t *testing.T, str string, x float64) {
+		var want any = map[string]any{str: []any{str, x}}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			want = map[string]any{str: []any{str}}
+		}
+		w, err := json.MarshalIndent(want, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		s := New(&got, "", "  ")
+		s.Begin('{')
+		s.Key(str)
+		s.Begin('[')
+		s.Elem()
+		s.Value(str)
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			s.Elem()
+			s.Value(x)
+		}
+		s.End(']')
+		s.End('}')
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), w) {
+			t.Fatalf("got %s\nwant %s", got.Bytes(), w)
+		}
+	})
 }

@@ -176,3 +176,30 @@ func TestRepeatedNewID(t *testing.T) {
 		t.Fatalf("no repeat: err = %v", err)
 	}
 }
+
+// BenchmarkPlanJSON writes the JSON of a plan shaped like the daily plan
+// of docs/benchmarks.md scaled down ten times: 1,000 changed, 1,000 new
+// (in calls of 100) and 500 departed.
+func BenchmarkPlanJSON(b *testing.B) {
+	j := &Job{opts: Options{BatchSize: 100, DefaultBalance: 25}}
+	p := filledPlan(j, 0)
+	p.Changed, p.Departed = nil, nil
+	for i := range 1000 {
+		person := model.Person{Line: i + 2, ExternalID: fmt.Sprintf("N%08d", i), Email: fmt.Sprintf("n%d@example.com", i)}
+		p.Create.Add(person, hashes(&person))
+	}
+	for i := range 1000 {
+		p.Changed = append(p.Changed, Change{ExternalID: fmt.Sprintf("E%08d", i), EmailChanged: i%7 == 0})
+	}
+	for i := range 500 {
+		p.Departed = append(p.Departed, fmt.Sprintf("D%08d", i))
+	}
+	var out bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		if err := p.WriteJSON(&out, "  ", "  "); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(out.Len()))
+}
