@@ -29,7 +29,10 @@ type Writer struct {
 	buf   bytes.Buffer
 	encs  []*json.Encoder // per nesting depth, encoding into buf
 	num   []byte          // where plain writes a number
-	err   error
+	// newlines holds, per nesting depth, a line break and what the next
+	// line starts with.
+	newlines []string
+	err      error
 }
 
 // New returns a Writer to w of a value that starts where a line already
@@ -145,11 +148,11 @@ func (s *Writer) Err() error { return s.err }
 
 // newline starts a line at the current nesting.
 func (s *Writer) newline() {
-	s.write("\n")
-	s.write(s.prefix)
-	for range len(s.first) {
-		s.write(s.indent)
+	depth := len(s.first)
+	for len(s.newlines) <= depth {
+		s.newlines = append(s.newlines, "\n"+s.prefix+strings.Repeat(s.indent, len(s.newlines)))
 	}
+	s.write(s.newlines[depth])
 }
 
 func (s *Writer) write(text string) {

@@ -46,9 +46,8 @@ func (p *Plan) Call(i int) PlannedCall {
 	end := min(start+p.batching.size, p.Create.Len())
 	c := PlannedCall{Operation: "createPeople", ExternalIDs: make([]string, 0, end-start), Grants: make([]float64, 0, end-start)}
 	for k := start; k < end; k++ {
-		person := p.Create.At(k)
-		g := p.batching.grant(person.AddBalance)
-		c.ExternalIDs = append(c.ExternalIDs, person.ExternalID)
+		g := grantOf(p, k)
+		c.ExternalIDs = append(c.ExternalIDs, p.Create.externalIDAt(k))
 		c.Grants = append(c.Grants, g)
 		c.Total += g
 	}
@@ -79,11 +78,29 @@ func (p *Plan) callsTotal() float64 {
 	return total
 }
 
+// externalIDAt returns the externalId of the i-th person, decoding only
+// that.
+func (l *People) externalIDAt(i int) string {
+	b := l.record(i)
+	_, n := binary.Uvarint(b[1:])
+	b = b[1+n+24:]
+	size, n := binary.Uvarint(b) // the first string of appendPerson
+	id := string(b[n : n+int(size)])
+	runtime.KeepAlive(l)
+	return id
+}
+
+// record returns the bytes of the i-th person's record (from its start to
+// its slab's end), valid while l is alive.
+func (l *People) record(i int) []byte {
+	a := l.at[i]
+	return l.slabs[a>>32][a&math.MaxUint32:]
+}
+
 // addBalanceAt returns the addBalance of the i-th person (nil: none),
 // decoding only that (no string of the record is copied).
 func (l *People) addBalanceAt(i int) *float64 {
-	a := l.at[i]
-	b := l.slabs[a>>32][a&math.MaxUint32:]
+	b := l.record(i)
 	flags := b[0]
 	if flags&hasBalance == 0 {
 		return nil

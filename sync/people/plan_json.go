@@ -45,7 +45,7 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	s.Begin('[')
 	for i := range p.Create.Len() {
 		s.Elem()
-		s.Value(NewPerson{ExternalID: p.Create.At(i).ExternalID, Grant: grantOf(p, i)})
+		s.Value(NewPerson{ExternalID: p.Create.externalIDAt(i), Grant: grantOf(p, i)})
 	}
 	s.End(']')
 	s.End('}')
