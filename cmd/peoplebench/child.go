@@ -92,15 +92,21 @@ func childEnv(set map[string]string) []string {
 	return env
 }
 
-// rerun drops the previous export, unchanged, into the drop folder and runs
-// one `hrsync run people` cycle against a loopback API that counts the
-// requests it gets (and fails them all). It returns the measurement and the
-// number of requests.
-func rerun(ctx context.Context, self string, env []string, hrsync, cfg, drop, prev string) (proc.Measurement, int64, error) {
+// rerun drops the previous export, unchanged, into the drop folder, waits
+// age (the link sets the file's status change time), marks it done and
+// runs one `hrsync run people` cycle against a loopback API that counts
+// the requests it gets (and fails them all). It returns the measurement
+// and the number of requests.
+func rerun(ctx context.Context, self string, env []string, hrsync, cfg, drop, prev string, age time.Duration) (proc.Measurement, int64, error) {
 	name := filepath.Base(prev)
 	file := filepath.Join(drop, name)
 	if err := os.Link(prev, file); err != nil {
 		return proc.Measurement{}, 0, fmt.Errorf("drop export: %w", err)
+	}
+	select {
+	case <-time.After(age):
+	case <-ctx.Done():
+		return proc.Measurement{}, 0, ctx.Err()
 	}
 	if err := os.WriteFile(file+".done", nil, fileMode); err != nil {
 		return proc.Measurement{}, 0, fmt.Errorf("drop marker: %w", err)

@@ -58,6 +58,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"hrsync/internal/bench/baseline"
 	"hrsync/internal/bench/proc"
@@ -146,6 +147,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.NoRunCheck, "no-run-check", false, "skip the `hrsync run people` rerun check")
 	fs.BoolVar(&o.NoImport, "no-import", false, "skip the first import (its plans against an empty state, and its run)")
 	fs.IntVar(&o.ImportRunRows, "import-run-rows", 1000000, "rows of the first import's `hrsync run people` against an emulator of the API, at most -rows (0: no run)")
+	fs.DurationVar(&o.DropAge, "drop-age", 2500*time.Millisecond,
+		"how long each export of the daily no-change runs lies in the drop folder before its run (over 2s: hashed once, as a daily export; 0: hashed twice)")
 	fs.StringVar(&o.ProfileDir, "profile", "", "also build the plan in-process and write cpu.pprof and heap.pprof for each store into this directory")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
