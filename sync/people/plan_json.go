@@ -57,35 +57,10 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 // encoding/json writes them (TestPlanJSONAsHeld compares the two).
 
 // StreamJSON implements jsonstream.Streamer.
-func (p NewPerson) StreamJSON(s *jsonstream.Writer) {
-	s.Begin('{')
-	s.Key("externalId")
-	s.Value(p.ExternalID)
-	s.Key("grant")
-	s.Value(p.Grant)
-	s.End('}')
-}
+func (p NewPerson) StreamJSON(s *jsonstream.Writer) { s.Fields(p) }
 
 // StreamJSON implements jsonstream.Streamer.
-func (c Change) StreamJSON(s *jsonstream.Writer) {
-	s.Begin('{')
-	s.Key("externalId")
-	s.Value(c.ExternalID)
-	s.Key("emailChanged")
-	s.Value(c.EmailChanged)
-	s.End('}')
-}
+func (c Change) StreamJSON(s *jsonstream.Writer) { s.Fields(c) }
 
 // StreamJSON implements jsonstream.Streamer.
-func (c PlannedCall) StreamJSON(s *jsonstream.Writer) {
-	s.Begin('{')
-	s.Key("operation")
-	s.Value(c.Operation)
-	s.Key("externalIds")
-	s.Value(c.ExternalIDs)
-	s.Key("grants")
-	s.Value(c.Grants)
-	s.Key("total")
-	s.Value(c.Total)
-	s.End('}')
-}
+func (c PlannedCall) StreamJSON(s *jsonstream.Writer) { s.Fields(c) }
