@@ -48,13 +48,28 @@ func (l *People) At(i int) model.Person {
 
 // hashedAt returns the i-th person and their hashes.
 func (l *People) hashedAt(i int) (model.Person, sources.Hashes) {
-	a := l.at[i]
-	p, h, _, err := decodePerson(l.slabs[a>>32][a&math.MaxUint32:])
+	p, h, _, err := decodePerson(l.record(i))
 	if err != nil {
 		panic("people list: " + err.Error()) // written by Add: cannot happen
 	}
 	runtime.KeepAlive(l)
 	return p, h
+}
+
+// record returns the bytes of the i-th person's record (from its start to
+// its slab's end), valid while l is alive.
+func (l *People) record(i int) []byte {
+	a := l.at[i]
+	return l.slabs[a>>32][a&math.MaxUint32:]
+}
+
+// fieldsAt returns the flags of the i-th person's record and its bytes from
+// the first string of appendPerson on (past its line and its hashes), for
+// the readers that decode one field alone.
+func (l *People) fieldsAt(i int) (flags byte, fields []byte) {
+	b := l.record(i)
+	_, n := binary.Uvarint(b[1:])
+	return b[0], b[1+n+24:]
 }
 
 // All yields the people in order.

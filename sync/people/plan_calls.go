@@ -81,32 +81,20 @@ func (p *Plan) callsTotal() float64 {
 // externalIDAt returns the externalId of the i-th person, decoding only
 // that.
 func (l *People) externalIDAt(i int) string {
-	b := l.record(i)
-	_, n := binary.Uvarint(b[1:])
-	b = b[1+n+24:]
+	_, b := l.fieldsAt(i)
 	size, n := binary.Uvarint(b) // the first string of appendPerson
 	id := string(b[n : n+int(size)])
 	runtime.KeepAlive(l)
 	return id
 }
 
-// record returns the bytes of the i-th person's record (from its start to
-// its slab's end), valid while l is alive.
-func (l *People) record(i int) []byte {
-	a := l.at[i]
-	return l.slabs[a>>32][a&math.MaxUint32:]
-}
-
 // addBalanceAt returns the addBalance of the i-th person (nil: none),
 // decoding only that (no string of the record is copied).
 func (l *People) addBalanceAt(i int) *float64 {
-	b := l.record(i)
-	flags := b[0]
+	flags, b := l.fieldsAt(i)
 	if flags&hasBalance == 0 {
 		return nil
 	}
-	_, n := binary.Uvarint(b[1:])
-	b = b[1+n+24:]
 	for range 6 { // the six strings of appendPerson
 		l, n := binary.Uvarint(b)
 		b = b[n+int(l):]

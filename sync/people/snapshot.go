@@ -338,12 +338,6 @@ func (d *snapshotDecoder) records(b []byte) error {
 			if int(owner) >= len(s.people) {
 				return badSnapshot("e-mail %d: not the e-mail of an active person", first+j)
 			}
-			if first+j > 0 && m == prev {
-				// Shared with the e-mail before: both owners are marked
-				// (the owners are confirmed in finish).
-				s.people[owner].flags |= flagSharedEmail
-				s.people[s.emailOwner[first+j-1]].flags |= flagSharedEmail
-			}
 			d.listed += ownerMix(m, owner)
 			d.byMail.add(m)
 			prev, out[j], owners[j] = m, m, owner
@@ -406,6 +400,7 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 		return nil, badSnapshot("the e-mails are not the active people's")
 	}
 	s.byID, s.byMail = d.byID.done(), d.byMail.done()
+	s.markSharedEmails()
 	d.s = nil
 	return s, nil
 }
