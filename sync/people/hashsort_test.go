@@ -3,14 +3,20 @@ package people
 import (
 	"cmp"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
 
 // TestSortedByHash: sortedByHash orders values as slices.SortStableFunc
-// does, on spread hashes, on repeated keys and on keys that all fall in
-// one bucket, at sizes around the bucket widths.
+// does on the sources' values one after the other, on spread hashes, on
+// repeated keys and on keys that all fall in one bucket, at sizes around
+// the bucket widths and past the ranges it sorts concurrently, from one
+// source or several.
 func TestSortedByHash(t *testing.T) {
+	// Four processors, so that a large sort is cut into ranges on a
+	// machine with fewer.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	type tagged struct {
 		key uint64
 		at  int // position in the input: equal keys keep their order
@@ -22,22 +28,75 @@ func TestSortedByHash(t *testing.T) {
 		"one bucket, low bits only": func() uint64 { return rng.Uint64N(1 << 20) },
 		"few values":                func() uint64 { return rng.Uint64N(3) * 0x9e3779b97f4a7c15 },
 	}
+	sizes := []int{0, 1, 2, 3, 4, 5, 7, 8, 33, 100, 1000, 20000, 4*minRange + 5}
 	for name, key := range keys {
-		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 33, 100, 1000, 20000} {
+		for _, n := range sizes {
+			if n > 20000 && name != "spread" && name != "repeated" {
+				continue // a large bucket is slices.SortStableFunc's: no need to sort millions of them
+			}
 			in := make([]tagged, n)
 			for i := range in {
 				in[i] = tagged{key: key(), at: i}
 			}
 			want := slices.Clone(in)
 			slices.SortStableFunc(want, func(a, b tagged) int { return cmp.Compare(a.key, b.key) })
-			c := chunked[tagged]{}
-			for _, v := range in {
-				c.add(v)
+			for _, cuts := range []int{1, 2, 3} {
+				// The values in cuts sources of different lengths, in order.
+				var sources []func(func(*tagged))
+				for c := range cuts {
+					lo, hi := n*c*c/(cuts*cuts), n*(c+1)*(c+1)/(cuts*cuts)
+					var ch chunked[tagged]
+					for _, v := range in[lo:hi] {
+						ch.add(v)
+					}
+					sources = append(sources, ch.each)
+				}
+				// A hint off by half gives the same order.
+				for _, hint := range []int{n, n / 2} {
+					got := sortedByHash(hint, sources, func(v *tagged) uint64 { return v.key })
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s, %d values in %d sources, hint %d: not the stable sort by key", name, n, cuts, hint)
+					}
+				}
 			}
-			got := sortedByHash(c.n, c.each, func(v *tagged) uint64 { return v.key })
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s, %d values: not the stable sort by key", name, n)
-			}
+		}
+	}
+}
+
+// TestActiveEmails: the e-mails of the active people, sorted by hash with
+// their owners in the order of people among equal hashes, as a stable
+// sort gives them, for more people than one range holds.
+func TestActiveEmails(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(5, 9))
+	people := make([]stateEntry, 3*minRange+17)
+	for i := range people {
+		people[i].email = rng.Uint64()
+		if i%7 == 0 {
+			people[i].email = uint64(i % 5) // shared hashes, across the ranges
+		}
+		if i%10 == 3 {
+			people[i].flags = flagDeparted
+		}
+	}
+	type owned struct {
+		email uint64
+		owner uint32
+	}
+	var want []owned
+	for i, p := range people {
+		if !p.has(flagDeparted) {
+			want = append(want, owned{p.email, uint32(i)})
+		}
+	}
+	slices.SortStableFunc(want, func(a, b owned) int { return cmp.Compare(a.email, b.email) })
+	emails, owners := activeEmails(people)
+	if len(emails) != len(want) || len(owners) != len(want) {
+		t.Fatalf("%d e-mails and %d owners, want %d", len(emails), len(owners), len(want))
+	}
+	for i, w := range want {
+		if emails[i] != w.email || owners[i] != w.owner {
+			t.Fatalf("e-mail %d: %x of entry %d, want %x of entry %d", i, emails[i], owners[i], w.email, w.owner)
 		}
 	}
 }

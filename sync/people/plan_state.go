@@ -201,26 +201,42 @@ func scanStateParts(ctx context.Context, st Store, tenant string, n int) (*state
 	if err != nil {
 		return nil, fmt.Errorf("read state: %w", err)
 	}
-	s := &stateIndex{from: stateFromScan, version: version}
-	total := 0
+	s, err := indexParts(version, parts)
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	return s, nil
+}
+
+// indexParts builds the index of the state at version from the parts of
+// its scan, in order: their externalIds one after the other, their people
+// sorted by hash, the active people's e-mails, the lookup tables. The
+// parts are spent. Each step shares its work among the processors.
+func indexParts(version int64, parts []*scanPart) (*stateIndex, error) {
+	idBytes := 0
 	for _, p := range parts {
-		if len(s.ids)+len(p.ids) > math.MaxUint32 {
-			return nil, fmt.Errorf("read state: %w", errStateTooLarge)
-		}
+		idBytes += len(p.ids)
+	}
+	if idBytes > math.MaxUint32 {
+		return nil, errStateTooLarge
+	}
+	s := &stateIndex{from: stateFromScan, version: version, ids: make([]byte, 0, idBytes)}
+	total := 0
+	offsets := make([]uint32, len(parts))
+	for i, p := range parts {
 		// The part's externalIds follow the earlier parts' in s.ids.
-		offset := uint32(len(s.ids))
-		p.people.each(func(e *stateEntry) { e.idStart += offset })
+		offsets[i] = uint32(len(s.ids))
 		s.ids = append(s.ids, p.ids...)
 		s.active += p.active
 		total += p.people.n
 		p.ids = nil
 	}
-	each := func(fn func(*stateEntry)) {
-		for _, p := range parts {
-			p.people.each(fn)
-		}
-	}
-	s.people = sortedByHash(total, each, func(e *stateEntry) uint64 { return e.id })
+	sources := make([]func(func(*stateEntry)), len(parts))
+	inParallel(len(parts), func(i int) {
+		parts[i].people.each(func(e *stateEntry) { e.idStart += offsets[i] })
+		sources[i] = parts[i].people.each
+	})
+	s.people = sortedByHash(total, sources, func(e *stateEntry) uint64 { return e.id })
 	s.emails, s.emailOwner = activeEmails(s.people)
 	s.index()
 	return s, nil
@@ -262,32 +278,34 @@ func (p *scanPart) add(k store.PersonKey) error {
 }
 
 // activeEmails lists the e-mail hashes of the active people, sorted, with
-// the entry each belongs to.
+// the entry each belongs to. Among equal e-mail hashes, the owners stay in
+// the order of people. The work is shared by up to GOMAXPROCS goroutines,
+// each over a range of people.
 func activeEmails(people []stateEntry) (emails []uint64, owners []uint32) {
 	type owned struct {
 		email uint64
 		owner uint32
 	}
-	active := 0
-	for i := range people {
-		if !people[i].has(flagDeparted) {
-			active++
-		}
-	}
-	// Among equal e-mail hashes, the owners stay in the order of people.
-	all := sortedByHash(active, func(fn func(*owned)) {
-		o := new(owned)
-		for i := range people {
-			if !people[i].has(flagDeparted) {
-				*o = owned{people[i].email, uint32(i)}
-				fn(o)
+	rs := ranges(len(people))
+	sources := make([]func(func(*owned)), len(rs))
+	for k, r := range rs {
+		sources[k] = func(fn func(*owned)) {
+			var o owned
+			for i := r[0]; i < r[1]; i++ {
+				if !people[i].has(flagDeparted) {
+					o = owned{people[i].email, uint32(i)}
+					fn(&o)
+				}
 			}
 		}
-	}, func(o *owned) uint64 { return o.email })
-	emails, owners = make([]uint64, len(all)), make([]uint32, len(all))
-	for i, o := range all {
-		emails[i], owners[i] = o.email, o.owner
 	}
+	all := sortedByHash(len(people), sources, func(o *owned) uint64 { return o.email })
+	emails, owners = make([]uint64, len(all)), make([]uint32, len(all))
+	inRanges(len(all), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			emails[i], owners[i] = all[i].email, all[i].owner
+		}
+	})
 	return emails, owners
 }
 
@@ -300,8 +318,13 @@ func (s *stateIndex) index() {
 
 // buildBuckets builds the buckets of the entries and of the e-mails.
 func (s *stateIndex) buildBuckets() {
-	s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
-	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+	inParallel(2, func(i int) {
+		if i == 0 {
+			s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
+		} else {
+			s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+		}
+	})
 }
 
 // markSharedEmails flags the active people who share their e-mail with

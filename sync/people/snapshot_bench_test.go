@@ -175,3 +175,37 @@ func syntheticIndex(n int) *stateIndex {
 	s.index()
 	return s
 }
+
+// BenchmarkScanIndex builds the index of N people (HRSYNC_BENCH_STATE_PEOPLE)
+// from the parts of a scan, one part a processor as scanState reads them:
+// the work of a scanning plan between the store's last row and the
+// export's first. Run it with -cpu 1,2 to see how it shares the work.
+func BenchmarkScanIndex(b *testing.B) {
+	n := benchStatePeople(b)
+	ps := statePeople(n)
+	fresh := func() []*scanPart {
+		parts := make([]*scanPart, runtime.GOMAXPROCS(0))
+		for i := range parts {
+			parts[i] = new(scanPart)
+		}
+		for i, p := range ps {
+			// As seedState saves them: one in ten departed, one in seven not created.
+			k := store.PersonKey{ExternalID: []byte(p.ExternalID), Email: []byte(p.Email), Fingerprint: int64(i) * 7919,
+				Departed: i%10 == 0, Created: i%7 != 3}
+			if err := parts[i*len(parts)/n].add(k); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return parts
+	}
+	for b.Loop() {
+		b.StopTimer()
+		parts := fresh()
+		runtime.GC()
+		b.StartTimer()
+		s, err := indexParts(1, parts)
+		if err != nil || len(s.people) != n {
+			b.Fatalf("index: %v", err)
+		}
+	}
+}
