@@ -125,6 +125,11 @@ type Conn interface {
 	// the order a whole scan reads the rows. A small table, or a dialect
 	// that does not split a scan, has one part, the empty condition.
 	PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n, minRows int) ([]string, error)
+	// PreparePeopleScan readies tx, a read transaction, to read a scan
+	// of PeopleScan, or one of its parts, in the table's storage order,
+	// as the parts are made to be read, where the dialect's planner could
+	// pick another way.
+	PreparePeopleScan(ctx context.Context, tx *sqlx.Tx) error
 	// ForKeys calls fn with a condition on a text column matching keys
 	// (for example "= ANY(?)" or "IN (?, ...)"), written with "?"
 	// placeholders, and its arguments, once or in chunks.

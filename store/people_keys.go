@@ -67,6 +67,9 @@ func (s *Store) ScanPeopleKeysParts(ctx context.Context, tenant string, parts in
 			return err
 		}
 		version = v
+		if err := s.db.PreparePeopleScan(ctx, tx); err != nil {
+			return err
+		}
 		return scanKeysPart(ctx, s.db.PeopleScan(), tx, tenant, "", func(k PersonKey) error { return fn(0, k) })
 	})
 	var stop *fnError
@@ -153,7 +156,10 @@ func (s *Store) scanParts(ctx context.Context, tenant string, txs []scanTx, vers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := scanKeysPart(ctx, from, t.tx, tenant, t.cond, func(k PersonKey) error { return fn(i, k) })
+			err := s.db.PreparePeopleScan(ctx, t.tx)
+			if err == nil {
+				err = scanKeysPart(ctx, from, t.tx, tenant, t.cond, func(k PersonKey) error { return fn(i, k) })
+			}
 			if err != nil {
 				once.Do(func() { first = err })
 				cancel(err)

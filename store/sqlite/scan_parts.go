@@ -27,3 +27,7 @@ func (c *conn) PeopleScanParts(ctx context.Context, tx *sqlx.Tx, n, minRows int)
 	}
 	return store.RangeParts(lo.Int64, hi.Int64, int64(max(minRows, 1)), n, "rowid", func(b int64) string { return fmt.Sprint(b) }), nil
 }
+
+// PreparePeopleScan does nothing: PeopleScan already names no index
+// (NOT INDEXED), so a scan or a part is read in rowid order.
+func (c *conn) PreparePeopleScan(context.Context, *sqlx.Tx) error { return nil }

@@ -1,0 +1,4 @@
+package postgres
+
+// ScanSettings is what PreparePeopleScan runs, for the tests.
+const ScanSettings = scanSettings
