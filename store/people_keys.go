@@ -67,10 +67,7 @@ func (s *Store) ScanPeopleKeysParts(ctx context.Context, tenant string, parts in
 			return err
 		}
 		version = v
-		if err := s.db.PreparePeopleScan(ctx, tx); err != nil {
-			return err
-		}
-		return scanKeysPart(ctx, s.db.PeopleScan(), tx, tenant, "", func(k PersonKey) error { return fn(0, k) })
+		return scanKeysPart(ctx, s.db, tx, tenant, "", func(k PersonKey) error { return fn(0, k) })
 	})
 	var stop *fnError
 	if errors.As(err, &stop) {
@@ -151,15 +148,11 @@ func (s *Store) scanParts(ctx context.Context, tenant string, txs []scanTx, vers
 		once  sync.Once
 		first error
 	)
-	from := s.db.PeopleScan()
 	for i, t := range txs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := s.db.PreparePeopleScan(ctx, t.tx)
-			if err == nil {
-				err = scanKeysPart(ctx, from, t.tx, tenant, t.cond, func(k PersonKey) error { return fn(i, k) })
-			}
+			err := scanKeysPart(ctx, s.db, t.tx, tenant, t.cond, func(k PersonKey) error { return fn(i, k) })
 			if err != nil {
 				once.Do(func() { first = err })
 				cancel(err)
@@ -178,13 +171,16 @@ func (s *Store) scanParts(ctx context.Context, tenant string, txs []scanTx, vers
 }
 
 // scanKeysPart reads, within tx, the tenant's people that cond selects
-// (all of them when cond is empty) and hands each to fn. An error of fn
-// comes back as an *fnError.
-func scanKeysPart(ctx context.Context, from string, tx *sqlx.Tx, tenant, cond string, fn func(PersonKey) error) error {
+// (all of them when cond is empty), from db's PeopleScan as db prepares
+// it, and hands each to fn. An error of fn comes back as an *fnError.
+func scanKeysPart(ctx context.Context, db Conn, tx *sqlx.Tx, tenant, cond string, fn func(PersonKey) error) error {
+	if err := db.PreparePeopleScan(ctx, tx); err != nil {
+		return err
+	}
 	// Both flags in one column: every column costs the driver a call per row.
 	q := `SELECT external_id, email, fingerprint,
 		CASE WHEN departed_at IS NULL THEN 0 ELSE 1 END + CASE WHEN created_on_platform_at IS NULL THEN 0 ELSE 2 END
-		FROM ` + from + ` WHERE tenant = ?`
+		FROM ` + db.PeopleScan() + ` WHERE tenant = ?`
 	if cond != "" {
 		q += " AND " + cond
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sync/errgroup"
 
 	"hrsync/store"
 )
@@ -318,13 +319,13 @@ func (s *stateIndex) index() {
 
 // buildBuckets builds the buckets of the entries and of the e-mails.
 func (s *stateIndex) buildBuckets() {
-	inParallel(2, func(i int) {
-		if i == 0 {
-			s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
-		} else {
-			s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
-		}
+	var g errgroup.Group
+	g.Go(func() error {
+		s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
+		return nil
 	})
+	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+	_ = g.Wait() // the goroutine returns no error
 }
 
 // markSharedEmails flags the active people who share their e-mail with
