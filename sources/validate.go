@@ -83,9 +83,13 @@ type Handler struct {
 	AcceptHashed func(model.Person, Hashes) error
 	// AcceptRow, when set, gets in place of AcceptHashed (and Accept) each
 	// row that passed every check in Run, as AcceptHashed would, but by
-	// pointer: the person is Run's, valid only during the call (a caller
-	// that keeps it copies it), and the ordered stage of Run need not copy
-	// it for a caller that looks at a few of its fields.
+	// pointer: the person is Run's, valid only during the call, and the
+	// ordered stage of Run need not copy it for a caller that looks at a
+	// few of its fields. Its strings are valid only during the call too: a
+	// reader may lend them from its own buffers, which it then reuses (the
+	// CSV reader does), so a caller that keeps the person, or any of its
+	// strings, copies it (strings.Clone). The Keys' First gets the same
+	// lent person.
 	AcceptRow func(*model.Person, Hashes) error
 	// Reject gets each problem of a rejected row.
 	Reject func(model.Rejection) error

@@ -172,7 +172,7 @@ func (c *chunks) sequential(text []byte) {
 // chunks, into b and sc: with the fast path (plainLines) or, when rc is
 // slow, with a csv.Reader of its own. It runs on the workers.
 func (rc *records) parseText(b *sources.Batch, sc *scratch) error {
-	b.Rows, sc.values = b.Rows[:0], sc.values[:1]
+	b.Rows, sc.values, sc.arena = b.Rows[:0], sc.values[:1], sc.arena[:0]
 	text, line := sc.text, sc.line
 	if !rc.slow {
 		return rc.plainLines(b, sc, text, line)

@@ -168,7 +168,8 @@ func Read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOpt
 // results as the existing way, readMode.slow (TestParallelReadSameAsSequential).
 func read(ctx context.Context, name string, r io.ReadSeeker, opts sources.CSVOptions, now time.Time,
 	h sources.Handler) (sources.Stats, error) {
-	return readWith(ctx, name, r, opts, now, readMode{parallel: runtime.GOMAXPROCS(0) > parallelAbove}, h)
+	mode := readMode{parallel: runtime.GOMAXPROCS(0) > parallelAbove, lend: h.AcceptRow != nil}
+	return readWith(ctx, name, r, opts, now, mode, h)
 }
 
 // parallelAbove is the number of processors above which read reads in
@@ -186,6 +187,9 @@ type readMode struct {
 	// gocsv, without the fast path (plainLines, gocsvFields): the
 	// reference the tests compare the fast path with.
 	slow bool
+	// lend lends the values of the fast path (records.lend): for a
+	// handler whose accepted rows go to AcceptRow.
+	lend bool
 }
 
 // readWith is read, in mode.
@@ -237,6 +241,7 @@ func openReader(name string, r io.ReadSeeker, opts sources.CSVOptions, mode read
 	if err != nil {
 		return nil, nil, err
 	}
+	c.rc.lend = mode.lend
 	return c, c.rc, nil
 }
 
@@ -275,6 +280,13 @@ type records struct {
 	slot []int
 	// delim is the delimiter, for the fast split.
 	delim byte
+	// lend, for a reader whose accepted rows go to a
+	// sources.Handler.AcceptRow alone, gives the rows of the fast split
+	// values that point into the batch's own buffers (its chunk's text,
+	// its arena) instead of a copy of each record: they stay valid until
+	// the ordered stage has handed the batch's rows on, as AcceptRow's
+	// contract says, and the read makes no garbage for its values.
+	lend bool
 }
 
 // scratch is what a batch keeps for records between uses.
@@ -295,6 +307,9 @@ type scratch struct {
 	// and where each starts and ends in them.
 	rec    []byte
 	bounds []int
+	// arena holds, for a read that lends its values (records.lend), the
+	// values of the batch's records that plainRecord unquoted.
+	arena []byte
 }
 
 // openRecords reads the header of text and maps it: a configured column

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/gocarina/gocsv"
 
@@ -180,6 +181,9 @@ func (rc *records) splitPlain(sc *scratch, ln []byte) (string, bool) {
 			end := bytes.IndexByte(ln[start:], rc.delim)
 			if end < 0 {
 				sc.bounds = append(sc.bounds, start, len(ln))
+				if rc.lend {
+					return lent(ln), true // ln is in sc.text, kept until the batch is consumed
+				}
 				return string(ln), true
 			}
 			sc.bounds = append(sc.bounds, start, start+end)
@@ -215,7 +219,25 @@ func (rc *records) splitPlain(sc *scratch, ln []byte) (string, bool) {
 		i++ // the delimiter
 	}
 	sc.rec = buf
+	if rc.lend {
+		// sc.rec is the next record's too: the values go to the
+		// batch's arena, kept until the batch is consumed.
+		at := len(sc.arena)
+		sc.arena = append(sc.arena, buf...)
+		return lent(sc.arena[at:]), true
+	}
 	return string(buf), true
+}
+
+// lent returns the text of b as a string without copying it, for a read
+// that lends its values (records.lend): b must stay unchanged until the
+// batch that holds the string is consumed, and nothing may read the
+// string after that.
+func lent(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b)) //nolint:gosec // audited: the lent values live no longer than their batch (records.lend)
 }
 
 // unquote appends to buf the value of the quoted field of ln whose text

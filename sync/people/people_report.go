@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"runtime"
+	"strings"
 
 	"hrsync/internal/reports"
 	"hrsync/model"
@@ -21,7 +22,9 @@ type lineID struct {
 func (p *Plan) noteUnchanged(person *model.Person) {
 	p.Unchanged++
 	if len(p.unchangedSample) < reports.MaxListed {
-		p.unchangedSample = append(p.unchangedSample, lineID{person.Line, person.ExternalID})
+		// The person's strings are the reader's, lent for the call
+		// (sources.Handler.AcceptRow).
+		p.unchangedSample = append(p.unchangedSample, lineID{person.Line, strings.Clone(person.ExternalID)})
 	}
 }
 

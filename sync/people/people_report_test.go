@@ -2,10 +2,12 @@ package people
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"hrsync/internal/reports"
+	"hrsync/sync/sender"
 )
 
 // TestAddedList: the people added read back in order, as they were
@@ -44,4 +46,38 @@ func TestAddedList(t *testing.T) {
 	if first := list.First(2); len(first) != 2 || first[1] != want[1] {
 		t.Errorf("First(2) = %v", first)
 	}
+}
+
+// TestUnchangedSampleOutlivesTheRead: the people a plan names as already
+// there are the export's, read back after the whole export was read. The
+// CSV reader lends each row's strings for the AcceptRow call only, and
+// reuses its buffers once a batch is handed on: an export of many batches
+// would overwrite a sample that kept them.
+func TestUnchangedSampleOutlivesTheRead(t *testing.T) {
+	eachStore(t, func(t *testing.T, ts testStore) {
+		const tenant = "acme"
+		ps := statePeople(20_000)
+		seedState(t, ts.st, tenant, ps)
+		job, err := New(Options{Tenant: tenant, CollectionID: "c"}, ts.st, sender.NewJournal(ts.st), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := job.BuildPlan(t.Context(), writeExport(t, "next.csv", ps))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for i, p := range ps {
+			if i%7 != 3 && i%10 != 5 && len(want) < reports.MaxListed { // created and active: unchanged
+				want = append(want, p.ExternalID)
+			}
+		}
+		var got []string
+		for _, p := range peopleReport(plan, nil, nil).AlreadyThere {
+			got = append(got, p.ExternalID)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("already there: %q\nwant %q", got, want)
+		}
+	})
 }
