@@ -447,7 +447,18 @@ func writeRotated(src, dst string, k int) error {
 	for _, r := range slices.Concat(rows[k:], rows[:k]) {
 		out = append(out, r...)
 	}
-	if err := os.WriteFile(dst, out, fileMode); err != nil {
+	// Synced, as a daily export written well before its run has been
+	// written back: otherwise the write-back of its 100 MB may fall in
+	// the measured run (or a later one).
+	fh, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
+	if err != nil {
+		return fmt.Errorf("write rotated export: %w", err)
+	}
+	_, werr := fh.Write(out)
+	if werr == nil {
+		werr = fh.Sync()
+	}
+	if err := errors.Join(werr, fh.Close()); err != nil {
 		return fmt.Errorf("write rotated export: %w", err)
 	}
 	return nil
