@@ -21,9 +21,10 @@ type stateKeys struct {
 	ids    keyLines // the keys state does not know, with their first lines
 	emails keyLines
 
-	lastLine  int  // the line of the last row First saw
-	lastEntry int  // the entry of its externalId, or -1
-	lastSame  bool // the entry is created, active, and has the row's fingerprint
+	lastLine  int    // the line of the last row First saw
+	lastEntry int    // the entry of its externalId, or -1
+	lastSame  bool   // the entry is created, active, and has the row's fingerprint
+	ahead     uint64 // what Ahead read, kept so that its loads are not dropped
 }
 
 // newStateKeys returns the Keys of a plan against s, and sets up the
@@ -99,6 +100,26 @@ func (k *stateKeys) locate(p *model.Person, h sources.Hashes) sources.Loc {
 		loc.Email = int32(s.emailOwner[i]) + 1
 	}
 	return loc
+}
+
+// Ahead implements sources.KeysAhead: it loads the marks, and the lines,
+// of the people the batch's rows were located at. Both are in the order of
+// the entries (hashes), so First's loads would miss the caches one row
+// after the other; here they overlap.
+func (k *stateKeys) Ahead(locs []sources.Loc) {
+	m := &k.state.marks
+	var sum uint64
+	for _, l := range locs {
+		if l.ID > 0 {
+			i := int(l.ID - 1)
+			sum += m.bits[i/marksPerWord] + uint64(m.lines[i][0])
+		}
+		if l.Email > 0 {
+			i := int(l.Email - 1)
+			sum += m.bits[i/marksPerWord] + uint64(m.lines[i][1])
+		}
+	}
+	k.ahead += sum
 }
 
 // First implements sources.Keys.
