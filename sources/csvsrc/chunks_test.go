@@ -71,9 +71,10 @@ func clonePerson(p model.Person) model.Person {
 
 // sameReads reads data the existing way (sequentially, every record with
 // encoding/csv and gocsv: readMode.slow), then sequentially and in chunks
-// of at least chunk bytes with the fast path, in chunks the existing
-// way, and in chunks with the fast path lending its values, and fails unless all give the same error or, without one, the same
-// stats and the same calls to the handler in the same order. After a file
+// of at least chunk bytes with the fast path, in chunks the existing way,
+// and in chunks with the fast path lending its values, and fails unless
+// all give the same error or, without one, the same stats and the same
+// calls to the handler in the same order. After a file
 // error the rows handed over before it are not compared: which rows a read
 // hands over before it stops depends on how it buffers the text,
 // sequential or not, and the caller drops them with the file.
