@@ -61,7 +61,13 @@ func TestFleet(t *testing.T) {
 				calls = append(calls, call{k, replica})
 				mu.Unlock()
 				if tenant == "slow" {
-					slow.Do(func() { time.Sleep(1300 * time.Millisecond) }) // overruns one period
+					// Overruns one period: it ends 100 ms past the next
+					// whole second (the next tick), however late it
+					// started, which leaves that tick 900 ms to be
+					// claimed before the one after supersedes it (a
+					// fixed 1.3 s sleep left 700 ms less the start's
+					// delay, which a loaded CI machine used up).
+					slow.Do(func() { time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond))) })
 				}
 				return runner.Result{}, nil
 			}); err != nil {
