@@ -134,9 +134,9 @@ func loadState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 // returns nil when there is none at the current version, and nil with the
 // reason when one is there but cannot be used (the caller scans).
 //
-// The parts are decoded in a goroutine of their own while the store reads
-// the next ones (either takes about as long as the other), each copied
-// into one of a few buffers that go round. Every collectEvery bytes of
+// The parts are framed in a goroutine of their own, and decoded by up to
+// GOMAXPROCS jobs (snapshotDecoder), while the store reads the next ones,
+// each copied into one of a few buffers that go round. Every collectEvery bytes of
 // parts the garbage is collected: the drivers hand each part over in a
 // buffer of its own (lib/pq and modernc's SQLite allocate one a value),
 // and a load that let them pile up until the collector's own pace would
@@ -146,17 +146,20 @@ func loadState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 // quarter of a load's samples.
 func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
 	d := newSnapshotDecoder()
-	const buffers = 3
+	// A buffer for each job that may be decoding, one for the part being
+	// framed and one for the store to fill.
+	buffers := runtime.GOMAXPROCS(0) + 2
 	parts := make(chan []byte, buffers)
 	free := make(chan []byte, buffers)
 	decoded := make(chan error, 1)
 	go func() {
 		var err error
 		for p := range parts {
-			if err == nil {
-				err = d.write(p)
+			if err != nil {
+				free <- p
+				continue
 			}
-			free <- p
+			err = d.write(p, func() { free <- p })
 		}
 		decoded <- err
 	}()
@@ -177,6 +180,9 @@ func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, er
 	})
 	close(parts)
 	decodeErr := <-decoded
+	if err != nil || !ok || decodeErr != nil {
+		d.abandon()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot: %w", err)
 	}
@@ -340,10 +346,18 @@ func (s *stateIndex) index() {
 func (s *stateIndex) buildBuckets() {
 	var g errgroup.Group
 	g.Go(func() error {
-		s.byID = newBuckets(len(s.people), func(i int) uint64 { return s.people[i].id })
+		c := newBucketCounter(len(s.people))
+		for i := range s.people {
+			c.count(s.people[i].id)
+		}
+		s.byID = c.done()
 		return nil
 	})
-	s.byMail = newBuckets(len(s.emails), func(i int) uint64 { return s.emails[i] })
+	c := newBucketCounter(len(s.emails))
+	for _, m := range s.emails {
+		c.count(m)
+	}
+	s.byMail = c.done()
 	_ = g.Wait() // the goroutine returns no error
 }
 
@@ -414,43 +428,35 @@ type buckets struct {
 
 // newBuckets indexes the n sorted hashes that key returns.
 func newBuckets(n int, key func(int) uint64) buckets {
-	f := newBucketFiller(n)
+	c := newBucketCounter(n)
 	for i := range n {
-		f.add(key(i))
+		c.count(key(i))
 	}
-	return f.done()
+	return c.done()
 }
 
-// bucketFiller builds the buckets of n sorted hashes as they come, one at
-// a time, so that a pass that reads them (a snapshot's decoding) builds
-// the buckets too. Each start is written once, in order.
-type bucketFiller struct {
-	b    buckets
-	next int // the first bucket whose start is not set yet
-	n    int // hashes added
-}
+// bucketCounter builds the buckets of n sorted hashes: count counts each
+// hash in its bucket, and done sums the counts up into the starts. Unlike
+// filling each start as the hashes come, neither step branches on the
+// hashes, and the loops that count need no call a hash (buildBuckets).
+type bucketCounter struct{ b buckets }
 
-func newBucketFiller(n int) bucketFiller {
+func newBucketCounter(n int) bucketCounter {
 	width := bits.Len(uint(n)) // 2^width > n buckets
-	return bucketFiller{b: buckets{shift: uint(64 - width), starts: make([]uint32, 1<<width+1)}}
+	return bucketCounter{b: buckets{shift: uint(64 - width), starts: make([]uint32, 1<<width+1)}}
 }
 
-// add adds the next hash, which is no smaller than the one before: the
-// buckets up to its own, not started yet, start at it.
-func (f *bucketFiller) add(h uint64) {
-	for k := int(h >> f.b.shift); f.next <= k; f.next++ {
-		f.b.starts[f.next] = uint32(f.n)
-	}
-	f.n++
-}
+// count counts h in the start of the bucket after its own.
+func (c *bucketCounter) count(h uint64) { c.b.starts[h>>c.b.shift+1]++ }
 
-// done returns the buckets, once every hash was added: the buckets after
-// the last hash's start at the end.
-func (f *bucketFiller) done() buckets {
-	for ; f.next < len(f.b.starts); f.next++ {
-		f.b.starts[f.next] = uint32(f.n)
+// done returns the buckets, once every hash was counted: the start of a
+// bucket is the number of hashes in the buckets before it.
+func (c *bucketCounter) done() buckets {
+	starts := c.b.starts
+	for k := 1; k < len(starts); k++ {
+		starts[k] += starts[k-1]
 	}
-	return f.b
+	return c.b
 }
 
 // span returns the range of the slice where h may be.

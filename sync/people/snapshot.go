@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
+	"golang.org/x/sync/errgroup"
 )
 
 // The snapshot of a stateIndex is what the store keeps (store.PeopleSnapshot)
@@ -167,33 +170,53 @@ const (
 )
 
 // snapshotDecoder decodes a snapshot part by part, straight into a
-// stateIndex: it never holds more of the snapshot than the part it is
+// stateIndex: it never holds more of the snapshot than the parts it is
 // given and the few bytes of a record cut between two parts.
+//
+// write frames each part in order: it tracks the sections, sums the bytes
+// and decodes the header, the checksum and any record cut between two
+// parts itself. The part's whole records (and its run of externalIds) go
+// to a job, and up to GOMAXPROCS jobs decode at once, each into its own
+// place in the index (the header gave every count). What a record's
+// neighbours decide (the order of the entries and of the e-mails) and the
+// lookup tables wait for finish, once every job is done.
 type snapshotDecoder struct {
 	s       *stateIndex
 	sec     int
-	n       int // records (or bytes, for ids) of the section already read
+	n       int // records (or bytes, for ids) of the section already framed
 	carry   [snapHeaderLen]byte
 	nc      int
 	digest  xxhash.Digest
 	people  uint64
 	emails  uint64
 	idBytes uint64
-	active  int // active people read from the entries
 	sum     uint64
-	// The buckets, built as the entries and the e-mails are read (both
-	// come sorted).
-	byID, byMail bucketFiller
-	// owned and listed sum ownerMix over the active entries, with their
-	// own e-mails, and over the e-mails section's pairs: equal sums
-	// confirm that each e-mail is its owner's, without looking each
-	// owner up (see finish).
-	owned, listed uint64
+	// jobs decode the spans of whole records, at most GOMAXPROCS at once;
+	// the first error a job returns is finish's.
+	jobs errgroup.Group
+	// entrySpans and emailSpans are the first record of each span (in
+	// section order): finish checks the order across each span's start.
+	entrySpans, emailSpans []int
+	// active counts the active entries decoded. owned and listed sum
+	// ownerMix over the active entries, with their own e-mails, and over
+	// the e-mails section's pairs: equal sums confirm that each e-mail is
+	// its owner's, without looking each owner up (see finish).
+	active        atomic.Int64
+	owned, listed atomic.Uint64
+}
+
+// span is a run of whole records of one section, or of externalId bytes,
+// starting at record (or byte) at of the section.
+type span struct {
+	sec int
+	at  int
+	b   []byte
 }
 
 func newSnapshotDecoder() *snapshotDecoder {
 	d := &snapshotDecoder{s: &stateIndex{}}
 	d.digest.Reset()
+	d.jobs.SetLimit(runtime.GOMAXPROCS(0))
 	return d
 }
 
@@ -235,16 +258,53 @@ func (d *snapshotDecoder) next() {
 	}
 }
 
-// write decodes one more part of the snapshot.
-func (d *snapshotDecoder) write(p []byte) error {
+// write frames one more part of the snapshot and hands its whole records
+// to a job. p must stay as it is until release is called (when no job
+// needs it any more; a nil release is not called: p must then stay until
+// finish returns). On an error, write waits for the jobs before it
+// returns, and the decoder is spent.
+func (d *snapshotDecoder) write(p []byte, release func()) error {
+	spans, err := d.frame(p)
+	if err != nil {
+		_ = d.jobs.Wait()
+		if release != nil {
+			release()
+		}
+		return err
+	}
+	if len(spans) == 0 {
+		if release != nil {
+			release()
+		}
+		return nil
+	}
+	d.jobs.Go(func() error {
+		if release != nil {
+			defer release()
+		}
+		for _, sp := range spans {
+			if err := d.decode(sp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return nil
+}
+
+// frame reads p in order: it sums it, decodes the records it completes
+// or holds whole (header, checksum, a record cut between parts), and
+// returns its spans of other whole records, for a job.
+func (d *snapshotDecoder) frame(p []byte) ([]span, error) {
+	var spans []span
 	for len(p) > 0 {
 		if d.sec == secDone {
-			return badSnapshot("bytes after the checksum")
+			return nil, badSnapshot("bytes after the checksum")
 		}
 		if d.sec == secIDs {
 			k := int(min(uint64(len(p)), d.idBytes-uint64(d.n)))
-			d.s.ids = append(d.s.ids, p[:k]...)
 			_, _ = d.digest.Write(p[:k])
+			spans = append(spans, span{sec: secIDs, at: d.n, b: p[:k]})
 			p, d.n = p[k:], d.n+k
 			d.next()
 			continue
@@ -255,105 +315,139 @@ func (d *snapshotDecoder) write(p []byte) error {
 			d.nc += k
 			p = p[k:]
 			if d.nc < size {
-				return nil
+				return spans, nil
 			}
 			d.nc = 0
-			if err := d.records(d.carry[:size]); err != nil {
-				return err
+			if err := d.record(d.carry[:size]); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		whole := min(uint64(len(p)/size), d.count()-uint64(d.n))
-		k := int(whole) * size
-		if err := d.records(p[:k]); err != nil {
-			return err
+		if d.sec == secHeader || d.sec == secChecksum {
+			if err := d.record(p[:size]); err != nil {
+				return nil, err
+			}
+			p = p[size:]
+			continue
 		}
+		k := int(min(uint64(len(p)/size), d.count()-uint64(d.n))) * size
+		_, _ = d.digest.Write(p[:k])
+		spans = append(spans, d.spanAt(p[:k]))
 		p = p[k:]
+		d.n += k / size
+		d.next()
 	}
-	return nil
+	return spans, nil
 }
 
-// records decodes whole records of the current section.
-func (d *snapshotDecoder) records(b []byte) error {
-	if d.sec != secChecksum {
-		_, _ = d.digest.Write(b)
+// spanAt is the span of the current section's whole records b, from the
+// next record on, noted for finish's order check.
+func (d *snapshotDecoder) spanAt(b []byte) span {
+	if d.sec == secEntries {
+		d.entrySpans = append(d.entrySpans, d.n)
+	} else {
+		d.emailSpans = append(d.emailSpans, d.n)
 	}
-	le := binary.LittleEndian
+	return span{sec: d.sec, at: d.n, b: b}
+}
+
+// record decodes one whole record of the current section, on the framing
+// goroutine: the header, the checksum, or a record that was cut between
+// two parts.
+func (d *snapshotDecoder) record(b []byte) error {
 	switch d.sec {
 	case secHeader:
+		_, _ = d.digest.Write(b)
 		if err := d.header(b); err != nil {
 			return err
 		}
 		d.n = 1
-	case secEntries:
-		s := d.s
-		first := len(s.people)
-		k := len(b) / snapEntryLen
-		s.people = s.people[:first+k] // within the capacity the header gave
-		out := s.people[first:]
-		var prev uint64
-		if first > 0 {
-			prev = s.people[first-1].id
-		}
-		active := 0
-		for j := range out {
-			r := b[j*snapEntryLen : (j+1)*snapEntryLen : (j+1)*snapEntryLen]
-			e := stateEntry{
-				id:          le.Uint64(r[0:8]),
-				fingerprint: le.Uint64(r[8:16]),
-				email:       le.Uint64(r[16:24]),
-				idStart:     le.Uint32(r[24:28]),
-				idLen:       le.Uint16(r[28:30]),
-				flags:       r[30],
-			}
-			if e.flags&^(flagDeparted|flagCreated) != 0 {
-				return badSnapshot("entry %d: unknown flags %#x", first+j, e.flags)
-			}
-			if uint64(e.idStart)+uint64(e.idLen) > d.idBytes {
-				return badSnapshot("entry %d: externalId out of range", first+j)
-			}
-			if e.id < prev {
-				return badSnapshot("entry %d: out of order", first+j)
-			}
-			prev = e.id
-			if e.flags&flagDeparted == 0 {
-				active++
-				d.owned += ownerMix(e.email, uint32(first+j))
-			}
-			d.byID.add(e.id)
-			out[j] = e
-		}
-		d.active += active
-		d.n += k
-	case secEmails:
-		s := d.s
-		first := len(s.emails)
-		k := len(b) / snapEmailLen
-		s.emails, s.emailOwner = s.emails[:first+k], s.emailOwner[:first+k]
-		out, owners := s.emails[first:], s.emailOwner[first:]
-		var prev uint64
-		if first > 0 {
-			prev = s.emails[first-1]
-		}
-		for j := range out {
-			r := b[j*snapEmailLen : (j+1)*snapEmailLen : (j+1)*snapEmailLen]
-			m, owner := le.Uint64(r[0:8]), le.Uint32(r[8:12])
-			if m < prev {
-				return badSnapshot("e-mail %d: out of order", first+j)
-			}
-			if int(owner) >= len(s.people) {
-				return badSnapshot("e-mail %d: not the e-mail of an active person", first+j)
-			}
-			d.listed += ownerMix(m, owner)
-			d.byMail.add(m)
-			prev, out[j], owners[j] = m, m, owner
-		}
-		d.n += k
 	case secChecksum:
-		d.sum = le.Uint64(b)
+		d.sum = binary.LittleEndian.Uint64(b)
 		d.n = 1
+	default:
+		_, _ = d.digest.Write(b)
+		if err := d.decode(d.spanAt(b)); err != nil {
+			return err
+		}
+		d.n++
 	}
 	d.next()
+	return nil
+}
+
+// decode decodes a span into the index; spans of one section never
+// overlap, so jobs decode theirs concurrently.
+func (d *snapshotDecoder) decode(sp span) error {
+	switch sp.sec {
+	case secEntries:
+		return d.entries(sp.at, sp.b)
+	case secIDs:
+		copy(d.s.ids[sp.at:], sp.b)
+	case secEmails:
+		return d.emailPairs(sp.at, sp.b)
+	}
+	return nil
+}
+
+// entries decodes whole entries into the index from entry first on.
+func (d *snapshotDecoder) entries(first int, b []byte) error {
+	le := binary.LittleEndian
+	out := d.s.people[first : first+len(b)/snapEntryLen]
+	var prev uint64
+	active, owned := 0, uint64(0)
+	for j := range out {
+		r := b[j*snapEntryLen : (j+1)*snapEntryLen : (j+1)*snapEntryLen]
+		e := stateEntry{
+			id:          le.Uint64(r[0:8]),
+			fingerprint: le.Uint64(r[8:16]),
+			email:       le.Uint64(r[16:24]),
+			idStart:     le.Uint32(r[24:28]),
+			idLen:       le.Uint16(r[28:30]),
+			flags:       r[30],
+		}
+		if e.flags&^(flagDeparted|flagCreated) != 0 {
+			return badSnapshot("entry %d: unknown flags %#x", first+j, e.flags)
+		}
+		if uint64(e.idStart)+uint64(e.idLen) > d.idBytes {
+			return badSnapshot("entry %d: externalId out of range", first+j)
+		}
+		if j > 0 && e.id < prev {
+			return badSnapshot("entry %d: out of order", first+j)
+		}
+		prev = e.id
+		if e.flags&flagDeparted == 0 {
+			active++
+			owned += ownerMix(e.email, uint32(first+j))
+		}
+		out[j] = e
+	}
+	d.active.Add(int64(active))
+	d.owned.Add(owned)
+	return nil
+}
+
+// emailPairs decodes whole pairs of the e-mails section into the index
+// from pair first on.
+func (d *snapshotDecoder) emailPairs(first int, b []byte) error {
+	le := binary.LittleEndian
+	s := d.s
+	k := len(b) / snapEmailLen
+	out, owners := s.emails[first:first+k], s.emailOwner[first:first+k]
+	var prev, listed uint64
+	for j := range out {
+		r := b[j*snapEmailLen : (j+1)*snapEmailLen : (j+1)*snapEmailLen]
+		m, owner := le.Uint64(r[0:8]), le.Uint32(r[8:12])
+		if j > 0 && m < prev {
+			return badSnapshot("e-mail %d: out of order", first+j)
+		}
+		if uint64(owner) >= d.people {
+			return badSnapshot("e-mail %d: not the e-mail of an active person", first+j)
+		}
+		listed += ownerMix(m, owner)
+		prev, out[j], owners[j] = m, m, owner
+	}
+	d.listed.Add(listed)
 	return nil
 }
 
@@ -374,18 +468,26 @@ func (d *snapshotDecoder) header(b []byte) error {
 	if d.people > maxSnapshotPeople || d.idBytes > math.MaxUint32 || d.emails != active || active > d.people {
 		return badSnapshot("inconsistent counts")
 	}
-	d.s.people = make([]stateEntry, 0, d.people)
-	d.s.emails = make([]uint64, 0, d.emails)
-	d.s.emailOwner = make([]uint32, 0, d.emails)
-	d.s.ids = make([]byte, 0, d.idBytes)
+	d.s.people = make([]stateEntry, d.people)
+	d.s.emails = make([]uint64, d.emails)
+	d.s.emailOwner = make([]uint32, d.emails)
+	d.s.ids = make([]byte, d.idBytes)
 	d.s.active = int(active)
-	d.byID, d.byMail = newBucketFiller(int(d.people)), newBucketFiller(int(d.emails))
 	return nil
 }
 
-// finish checks that the whole snapshot was read and is intact, and returns
-// the index with its buckets.
+// abandon waits for the jobs of a decoding given up.
+func (d *snapshotDecoder) abandon() {
+	_ = d.jobs.Wait()
+	d.s = nil
+}
+
+// finish waits for the jobs, checks that the whole snapshot was read and
+// is intact, and returns the index with its lookup tables.
 func (d *snapshotDecoder) finish() (*stateIndex, error) {
+	if err := d.jobs.Wait(); err != nil {
+		return nil, err
+	}
 	if d.sec != secDone || d.nc != 0 {
 		return nil, badSnapshot("truncated")
 	}
@@ -393,8 +495,18 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 		return nil, badSnapshot("checksum mismatch")
 	}
 	s := d.s
-	if d.active != s.active {
-		return nil, badSnapshot("%d active entries, header says %d", d.active, s.active)
+	for _, at := range d.entrySpans {
+		if at > 0 && s.people[at].id < s.people[at-1].id {
+			return nil, badSnapshot("entry %d: out of order", at)
+		}
+	}
+	for _, at := range d.emailSpans {
+		if at > 0 && s.emails[at] < s.emails[at-1] {
+			return nil, badSnapshot("e-mail %d: out of order", at)
+		}
+	}
+	if n := int(d.active.Load()); n != s.active {
+		return nil, badSnapshot("%d active entries, header says %d", n, s.active)
 	}
 	// Each active entry's (e-mail, entry) pair is in the e-mails section
 	// and the section holds nothing else (its count is the active
@@ -402,11 +514,10 @@ func (d *snapshotDecoder) finish() (*stateIndex, error) {
 	// sums of ownerMix over both sides stand for the two lists of pairs
 	// (as the checksum stands for the bytes), so that no owner is looked
 	// up, a cache miss each.
-	if d.owned != d.listed {
+	if d.owned.Load() != d.listed.Load() {
 		return nil, badSnapshot("the e-mails are not the active people's")
 	}
-	s.byID, s.byMail = d.byID.done(), d.byMail.done()
-	s.markSharedEmails()
+	s.index()
 	d.s = nil
 	return s, nil
 }

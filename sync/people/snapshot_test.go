@@ -279,6 +279,46 @@ func TestSnapshotDecodeRefusesDamage(t *testing.T) {
 		wrong.emailOwner[0], wrong.emailOwner[1] = wrong.emailOwner[1], wrong.emailOwner[0]
 		bad(t, "owners swapped", snapshotBytes(&wrong, snapshotPartSize))
 	})
+	// Entries or e-mails out of order, checksum intact: within one job's
+	// span of records and across two spans (finish checks each span's
+	// first record against the record before it), for parts that cut the
+	// swapped records apart or hold both.
+	for _, n := range []int{13, 100, snapEntryLen * 3, 1000, len(whole)} {
+		t.Run(fmt.Sprintf("two entries swapped, checksum intact, parts of %d bytes", n), func(t *testing.T) {
+			// Departed people's entries: no e-mail names them, so that
+			// only the order tells.
+			var departed []int
+			for i, e := range s.people {
+				if e.has(flagDeparted) {
+					departed = append(departed, i)
+				}
+			}
+			if len(departed) < 4 {
+				t.Fatalf("%d departed people, want 4 or more", len(departed))
+			}
+			last := len(departed) - 1
+			for _, pair := range [][2]int{{departed[0], departed[1]}, {departed[last-1], departed[last]}} {
+				wrong := *s
+				wrong.people = slices.Clone(s.people)
+				i, j := pair[0], pair[1]
+				wrong.people[i], wrong.people[j] = wrong.people[j], wrong.people[i]
+				if _, err := decodeSnapshot(chunks(snapshotBytes(&wrong, snapshotPartSize), n)); !errors.Is(err, errBadSnapshot) {
+					t.Fatalf("entries %d and %d swapped: err = %v, want errBadSnapshot", i, j, err)
+				}
+			}
+		})
+		t.Run(fmt.Sprintf("two e-mails swapped, checksum intact, parts of %d bytes", n), func(t *testing.T) {
+			for _, i := range []int{0, 3, len(s.emails) - 2} {
+				wrong := *s
+				wrong.emails, wrong.emailOwner = slices.Clone(s.emails), slices.Clone(s.emailOwner)
+				wrong.emails[i], wrong.emails[i+1] = wrong.emails[i+1], wrong.emails[i]
+				wrong.emailOwner[i], wrong.emailOwner[i+1] = wrong.emailOwner[i+1], wrong.emailOwner[i]
+				if _, err := decodeSnapshot(chunks(snapshotBytes(&wrong, snapshotPartSize), n)); !errors.Is(err, errBadSnapshot) {
+					t.Fatalf("e-mails %d and %d swapped: err = %v, want errBadSnapshot", i, i+1, err)
+				}
+			}
+		})
+	}
 	t.Run("another format", func(t *testing.T) {
 		other := &stateIndex{}
 		b := snapshotBytes(other, snapshotPartSize)
@@ -619,7 +659,7 @@ func TestRunRefreshesSnapshot(t *testing.T) {
 func decodeSnapshot(parts iter.Seq[[]byte]) (*stateIndex, error) {
 	d := newSnapshotDecoder()
 	for p := range parts {
-		if err := d.write(p); err != nil {
+		if err := d.write(p, nil); err != nil {
 			return nil, err
 		}
 	}
