@@ -7,20 +7,16 @@ package api
 
 import (
 	"bytes"
-	"compress/flate"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oapi-codegen/runtime"
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
@@ -2975,176 +2971,4 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/ext/v1/collection/{collectionId}/orders/{orderId}", wrapper.GetOrderStatus)
 
 	return m
-}
-
-// Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
-// Stored as a slice of fixed-width chunks rather than one concatenated
-// const string: with thousands of chunks the chained `+` fold is several
-// times slower for the Go compiler than parsing a slice literal.
-var swaggerSpec = []string{
-	"7Fx5cxs3lv8qqN6tir3VImU7qZ2R/5IlOaMdx9aKVlKZUBU9Nh7ZGKGBNoAW3VHxu28B6JNE8/A1O1Pz",
-	"l6TG/fCO3zugxyiRWS4FCqOjk8coRaCo3K/XaFR5Ojeo7F8UdaJYbpgU0Uk0wUQKqomRZAnMkBnOpUJi",
-	"VMnEgsACmBhFcaSTFDOwwzMmWFZk0clxHJkyx+gkYsLgAlW0Wq3iKAcFGZpq6TPJOSZ2rUs6MYqJhf3K",
-	"7Mo5mDSKIwGZnSPpdIziSOGHgimk0YlRBXbXr9bUfjK7YneNm5vL889dYS5VBiY6iYqC2Z7rK67sYJ1L",
-	"odGd8RXQa/xQoDb2r0QKg8L9CnnOWQJ2yfHftSX3Y2eZ/1Q4j06i/xi39zb2rXp8oZSs6Nm/rkvxAJxR",
-	"wkReGPIkA253i5T8z+Td25gAWSopFsRu2f6VMa3tPdaHJXOGnD4dRas4ei3VjFGK4uvv+n2KxMh7FIRp",
-	"IqQhwLlcIrVcB4khc6mISZkmdlIQpdvfW2ley0LQr7+9G3Ev5FKQlkNikitJi8QQqYhUFFW9pStUWgrg",
-	"7A+Ycfw2pGv3RRIQln4zJHmzEaRuc1dQcgn0vZRvQC2+0daUZ3wyk7S0l8vt0vYyQRCTIsk5GMuhBJIE",
-	"c6PJE/tV55jY3ppxFOYlSZUuRUJA6yJDTZiJCQhKNDrNZKdBmXMkck6AKJwXGimZgUlSr6EIE0RnwDkq",
-	"/xm15/EJqgdU/gRfnR6nZA4FNwRM7+gv3V81oTIoLU/ZH/YiU3hAMkMUxG2ousr3Uv4Eoqy0iv76W78G",
-	"g4SzjBm7g3jDeBw11iM0fdV73LEzbo0bAYVJpbIs+vXP8FZ6HRNb+kKlb3o8SCV69WPF3RH6RsADMP7t",
-	"RLnZC9OkaBcfkV+YSUmH1nGPa5bgN54rmaC23G/lwzLRDKdCozCVIIAd64ZS5FCOpuIL3eaqtpDerCsE",
-	"g1dOKju2L1cyR2WYt4uQycITs0+Hv8glyUCUJFFImdHjBZsbh0AULkHRrsQ/AUq9nUBI0krpPR21VlkU",
-	"2czuMO7b902gEEeVcRlo9Qs67GAw07tu+dIaYG8M7OhqOlAKSvu3TmXB6QQFvciA8c6KMyk5gog8jKgx",
-	"yG/1+mvnuG2mlrO/Y2Ls3Odg8LW143qTtpbHdAq505UzaVJHTBCCPaDSoErHOPbbjCmTkoWSRW7J2b86",
-	"iglQDNIJOeQa6ba2XxE8t210SAtBFdJwYyaFSTst7dW6livHCsGRUlEmgAfbSgQVnLRc2+Vay5bl/pCU",
-	"QbKLQ/7me61WA1d4DcJb6XWEl/BCs4f2BrUBZdy9oaAvPUayWG5WkgQ4CgqKUGtWBC83rxI9gmpALQWD",
-	"R4ZluIls48gttW/30MEaU7u2ifDnRNIABU7tiWccSQZJygQeKQTqPtj+MdGFtfuaMI+Ff/dYWCqrIX+f",
-	"W8g4Cp0tQ61hgWEfoiuJbldt/00RXOvvDxeS1MusWrB/7BTZIjVB1uNyeY36RoV5uRj4vmQ0KDmhG+oq",
-	"rk2VTekr4CASDO7O6QzLu5uXVkE4D9l+/fXXX49++uno/NyDH4v32Lwyp60Z1qlcunbPbcFbo5iDMlll",
-	"lTc1zpp27bR8NKgE8AF1P2dKm7fOMwy0ctjWKP1Bgo1Ogr4liUJ3/IYJvDSYDfAf2MXMtV0qeM1hNgst",
-	"ZGnUmqL+Ko7C22l/KZhhwPVwryupNWqrDoN92LYJ7CVuvd0ty4cO+85d5M/ACwypMi7VmRwwmk3r82Cz",
-	"YYbjvruw3mhgfYfI6KnZX9nvkBA2aGtR1Qym98ZL77rDQojJzfvW82BQ9+lhyNpb5EYPqb7+HjZIOHBg",
-	"VgvRtpX7EufgZBMnsFyzkz5X/f6VUNmJFBvQxlWIYgjP+tb3A6wVRx8KEIaZMji3QgOMXw2urVM4iJPj",
-	"6AEUAzG026r1/aGCMDFgCv1FxGHg+vnBrO73tI3XdbPrndzsJ/NKZx14uOhke9Jm3u6mb7dTrtFmKIrM",
-	"znnFIUE77xUKakkQR1egrJrkJZmkLM9da/3bbYCQrRRu4sBPM9eD169fM25CC9EuwN5G5BaJVzrmMuRW",
-	"2dMQRlEYNmeoLPYkNzeX584s+5gWo/1gg0JTKIHUBTfXndeGjzYFqMcqwwe/Clr2JOxx+/irAU68BFvX",
-	"IgNj0fXChzd10KWmYOAwDX/IEf63QFWGzrDNTZ83F75zLzVzBLcQ1rebUKn1nPfhpFZtO6h82BBRAc5t",
-	"IzqAy+J+qe53jfhFqvt6xB6EuEZdcBNCczWBPsmKDdmL/TThlQ97MbGo9P26JrTTx/Uem1lvtx53OHC1",
-	"nQO1LFTSQb1bTUG376afWS+zNmlw39YUNxqtv98MPv7s7eewwc6Y2NEnyBzrhO9aisZAnEthLerFmh/c",
-	"kuzKY5HNnc8U+PCEKHgVhfXZuE0Ebc0ck2LyiQwTR0mhjczaewNKmZ0R+FVnT73lW0L09OljyE1t2n8O",
-	"Y3wXJdhn45ZSF76z1XcIplBIL/dBoQ36TF1ibwv62UnvITCsz5lOpDBMFL3oWBPWtH0uxcTI5H6ouSOD",
-	"A1NkkiLfiy+ENJ6VdvaUeQPE97Jn1VV4ry+E4hwyP0du4FV5Zg2vtxFhvgqI5MCOW6bLezK/fa9Nzz54",
-	"/4TR2kI7JhbXuDiIXpPeuCDsZX/gWQrKOD49YObeuK0zv69TOTvZQfNiscMk1ZruNDHswUrNuYK5CWo4",
-	"A4v9z/MeFqFD7PSd9l+hUvVBNLbhQfh1a6GLK6Xc8SYcqfo6cF3jdaV+Q0v0OLkVxA1VsKHlK7p2CLDJ",
-	"nmFj2dWiAW5Yi8eCfgUaq1GXWhcYVksp6DcuQCt5Ybd5wTGr622Cvd9K8YpDcn8q6C8pM7jPgLOsvN/Z",
-	"7x2nV4oJc6oQ9JCefcVB3A+knoZo9q6xcX0aiaFo6IP1IA+IA3WCaHv5CldKPrAqIN3fUl61DEbd6g4D",
-	"kdzQateV1zYUIB92YLcHlIeCC8Nx5pCktmt0htZB8JAgWJ1cx877BzEKknsmFlsibnWXm73DwWsmIOye",
-	"qnJLmNS1D1NRO2niTJsh5FDf+UF23jPYXuy4ZosOye18iezNZM35WIPT3fzMflGvHfmVb5Im+dRk41qg",
-	"bdN557wWgMNgjCNHwEIPSHGLGDbDLpwJJHbh7zTx/V6SBESCHClhmkiBxKnQEbHd5wXnxPJ3XSmnU7kU",
-	"wczYMFz4KrJtQcu+ViE0voYkB4Xd97+2QWjI9GldZfNaqgnwAdt+qHtQnWeHe/BJwfVD0kH9bRxotg8y",
-	"1qHVO8GlzRDsds2yRT2EVvpbU3PRoHJlF7KMWSiHFX/EjAkWxdGZlS8VxdEblFEc/czUwv58w2YKojia",
-	"JFLlzH6ZwIIZA4q58Wdgr0wqi25PPxT15yumrTm5DakkjUmhmCknlmCVDkZQqE4Lr9L7CuHiAVXZFHUl",
-	"oOwRyN1pVSXn6HFCXrkZyLQ4Pn6RnJ6dXUwmv79/99eLt+4L3jX12I6DXedWP6TG5L74jIm5DOskey8C",
-	"FTm9uiRy7sLWliRSgUGyYHPjSr8FJRmqJAVBme4Etk0Kpq7YvEfMXTBcG8ynYslMSqCu4v1Ok79cE11q",
-	"g1lMlooZg4LMlcx8xhvVA0uQMGFQzSFZy4GPpmIqfklRYSA/3tSOxr5umMqksJxGFCZSUU2WnU3WZaVP",
-	"NCI5v5hc/vh2lNGnJ1OhiyRBre10z4+PY4IfE8xNXXtWOyNkmbIkJSD0EpXt+ewl8dEcAgoJuNprVwE7",
-	"FXePUx/pmUYnj1NXSjKNTqbRaDSaRvG0Lippv61Wd8SRzR3SGQhX5qKJRzlECp89sKLltvNyKr5//md3",
-	"Pz8cv3BFgJaTSnLXKe67GxEvl2SZSo1NAfiRsOcdLjiYCldxYM/lFSJwYu/AFxJylqDQ2CoWi85zxdCA",
-	"KqMK4TgW1CfjMX6ELOc4qup0xvXoVsNFF1XWh5zJzDIbkknFFU86TPrUeoCotOfgZ15bo4CcRSfRi9Hx",
-	"6IV1McGkTgDHkLMxfjTjh2fjtpZu/Nitq1uNfdZjvEBvkaQOpE18/kCTWUkKnwDSjuyzkgCxWIUo69J6",
-	"iWBWDraWbtmfU1GVb+lg+RZ5cvP+7GnsLL/FQXYiCqXHBl1YkMOCCTBIX5I7h5rvpoL5i92R6ImJlgTq",
-	"Ub2C7TsKBu5IhiA0UXKpyRIVTgXHuSGyME3tYOJLrbNCGyJAqapGxVHDc0rDrZc0OoneMG18SibqPxD5",
-	"LWx/2i7jwAOS1a13jVCbV5KWX6xwt5uVWvX9L6MKXH/28fz4+Asv7XJ6A4XDG+m6VRx973cQmrjZ6bjz",
-	"OsUNebZ7SK9u2w16sXtQ+5zEjfh+94jmgYcd8PzPuwesl8Wv4uiHfUjQfQXgxrzYiwZNZbiz9EWWuSSg",
-	"Y2bH7v4m/KOEVrnUQauT33xJi45u7fiDtNKj+3lJV3aflYrqS9SPaLr1D58jVe7J1CoOvpmq9vFZz6Xi",
-	"dbV65TW79vpDF3nOS9Ikw6zB82+BgHOXK7djPjip7LzlalNn+z8Vu/3aEtxkJ4Mi7IjZuIH/luB/mAT/",
-	"iKYLt+TceeHuej5LejtPsoZBhXWZtDf2UnRecVUFzvV8HmkYuEeLMi2RybMfjp4fE+0fbHpIYGWEzLhM",
-	"7vVUzKUizOj6kYg1Fg5DgIMeHrxWSduq5hQyJD7z7B8GagL6Hmn1loSDQTUVfig5tzRqkaobmkL1nisF",
-	"C0yAzAvh36nJeffVmnvM1V3naQgldHIBZ111+v8WMARqCb4xbggXbwy9Pep3Jsr1/tfTQ8/3GrD2kPOf",
-	"S4N1OK8HPrx3DdVVW1vTlbqOclvjhYO0nE8UjR+b+tMuTFlTdimKytXwYf87qydycE/Y/AO3qkrORcs0",
-	"Aa4QaOldKepd/2qd7/RU3AVy7nfV82EwpFroJZEmRbVkGrvuin9hqevXcQastkQ+H02FFY87/0T1iINY",
-	"FLDAO+JfwhGN9vSaGAVCW6VIiYcUmjxBcXQzIaye1D0ADSq3H9HUVTBfC6y19cBfFK7d/dddTIDMQCGp",
-	"aUOezNXT2Cl8zgmX1pG1345eXz/1zy+XLg+C1Hutzm588IFu3YA6T9/2AGsXEG199v84AAzbDNMnDO8m",
-	"2NrBO2oJhibrZOg+e65OMPVL7KyOvX6BudpMTpDLDig6GlqhzWp99gpf0wOoxXvI+vrmf8P+fyjstyC2",
-	"+dcOg4571SMA/ttXwmF07x9G6yqEHDdBVF4SoNTF1atnz+7VM5n513bNvzvwkXeCRxkwPiKnlSWfimUq",
-	"G+OIH5k2LuzuQ/fOFyZPHCZv6+hjglxXSN1VCDy1dqoxuKAJ0xbde0MscNlsxkL5+tm1SZEpfdJsrgH/",
-	"dRbDLFmCZKFAWBNp/4inohC8jjM3eYNUCqn8t7tLilkuDYqkPPorlrWpDRnO7lPzTdO5Rv1UahRkVnbM",
-	"ftxu2VXiVykYe57a86uOMmoSBnwJpfYP9aaCmZdkmaJFFMEDMReUBVFF6KV18SkmHPwhfDAXhE9D5FVq",
-	"Y8gErhGm/5934OMbFAuTRifPf/hhQLl9eS8n9NZ/Lzfn2UFb2Cvpulaes1mxMeD4eGGsnspYgFI9E/4X",
-	"08XP9lhi/d/E/HPpcM+MdYaOCTIr+H3Pr3F64nbVzc46TdHNy/52a4VFu515PeIzV48z0Hij+KouOZzx",
-	"Kqnrv3t970B+lec6GY+fPf/v0fHoePTs5E/HfzqOtv3Xj+80sTORm+s3L4lLWJEZ8irfppCDYQ9otS6z",
-	"OMFJdHWwdU33Lhh7rhM0TDVBxn4oV0eBcOxaWGB9zq0uZWeBdZcysFJlVteXGG34MKF9vir4fZuTlfNG",
-	"rJ1zUdmu/oYcL6xuV/8XAAD//w==",
-}
-
-// decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
-// after base64-decoding and flate-decompressing the embedded blob.
-func decodeSpec() ([]byte, error) {
-	encoded := strings.Join(swaggerSpec, "")
-	compressed, err := base64.StdEncoding.DecodeString(encoded)
-	if err != nil {
-		return nil, fmt.Errorf("error base64 decoding spec: %w", err)
-	}
-	zr := flate.NewReader(bytes.NewReader(compressed))
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(zr); err != nil {
-		return nil, fmt.Errorf("read flate: %w", err)
-	}
-	if err := zr.Close(); err != nil {
-		return nil, fmt.Errorf("close flate reader: %w", err)
-	}
-
-	return buf.Bytes(), nil
-}
-
-var rawSpec = decodeSpecCached()
-
-// a naive cache of the decoded OpenAPI spec
-func decodeSpecCached() func() ([]byte, error) {
-	data, err := decodeSpec()
-	return func() ([]byte, error) {
-		return data, err
-	}
-}
-
-// Constructs a synthetic filesystem for resolving external references when loading openapi specifications.
-func PathToRawSpec(pathToFile string) map[string]func() ([]byte, error) {
-	res := make(map[string]func() ([]byte, error))
-	if len(pathToFile) > 0 {
-		res[pathToFile] = rawSpec
-	}
-
-	return res
-}
-
-// GetSpec returns the OpenAPI specification corresponding to the generated
-// code in this file. External references in the spec are resolved through
-// PathToRawSpec; externally-referenced files must be embedded in their
-// corresponding Go packages (via the import-mapping feature). URL-based
-// external refs are not supported.
-func GetSpec() (swagger *openapi3.T, err error) {
-	resolvePath := PathToRawSpec("")
-
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = true
-	loader.ReadFromURIFunc = func(loader *openapi3.Loader, url *url.URL) ([]byte, error) {
-		pathToFile := url.String()
-		pathToFile = path.Clean(pathToFile)
-		getSpec, ok := resolvePath[pathToFile]
-		if !ok {
-			err1 := fmt.Errorf("path not found: %s", pathToFile)
-			return nil, err1
-		}
-		return getSpec()
-	}
-	var specData []byte
-	specData, err = rawSpec()
-	if err != nil {
-		return
-	}
-	swagger, err = loader.LoadFromData(specData)
-	if err != nil {
-		return
-	}
-	return
-}
-
-// GetSpecJSON returns the raw JSON bytes of the embedded OpenAPI
-// specification: decompressed but not unmarshaled. External references
-// are not resolved here; the bytes are the spec exactly as embedded by
-// codegen. The result is cached at package init time, so repeated calls
-// are cheap.
-func GetSpecJSON() ([]byte, error) {
-	return rawSpec()
-}
-
-// GetSwagger returns the OpenAPI specification corresponding to the
-// generated code in this file.
-//
-// Deprecated: GetSwagger predates kin-openapi renaming openapi3.Swagger
-// to openapi3.T. Use [GetSpec] instead. This wrapper is retained for
-// backwards compatibility.
-func GetSwagger() (*openapi3.T, error) {
-	return GetSpec()
 }

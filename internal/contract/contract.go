@@ -30,7 +30,7 @@ type Validator struct {
 // New loads the embedded contract and prepares a router over its paths.
 // Server URLs are ignored: only paths are matched, so any host and port works.
 func New() (*Validator, error) {
-	doc, err := api.GetSwagger()
+	doc, err := openapi3.NewLoader().LoadFromData(api.SpecYAML)
 	if err != nil {
 		return nil, fmt.Errorf("load contract: %w", err)
 	}
