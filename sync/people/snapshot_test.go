@@ -10,6 +10,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -480,6 +481,35 @@ func TestLoadStateFromSnapshot(t *testing.T) {
 			if p := plan(t); p != scanPlan {
 				t.Fatalf("plan from the snapshot:\n%s\nfrom the scan:\n%s", p, scanPlan)
 			}
+		})
+
+		t.Run("a snapshot of many parts, decoded by jobs while their buffers go round, equals the scan", func(t *testing.T) {
+			// Parts of 4 KiB: about 30 of them, many more than the
+			// buffers loadSnapshot hands round (GOMAXPROCS+2).
+			s, err := scanState(t.Context(), ts.st, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			saved, err := ts.st.SavePeopleSnapshot(t.Context(), tenant, s.version, s.snapshotParts(4096))
+			if err != nil || !saved {
+				t.Fatalf("save snapshot: saved %v, %v", saved, err)
+			}
+			parts := 0
+			for range s.snapshotParts(4096) {
+				parts++
+			}
+			if parts < 3*(runtime.GOMAXPROCS(0)+2) {
+				t.Fatalf("%d parts, want several times the buffers", parts)
+			}
+			got, err := loadState(t.Context(), ts.st, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.from != stateFromSnapshot || got.snapshotErr != nil {
+				t.Fatalf("from %q (%v); want the snapshot", got.from, got.snapshotErr)
+			}
+			sameIndex(t, got, scanned)
+			saveSnapshot(t, ts.st, tenant) // the usual parts again, for the cases below
 		})
 
 		t.Run("a corrupted snapshot falls back to the scan, with the same plan", func(t *testing.T) {
