@@ -136,14 +136,14 @@ func loadState(ctx context.Context, st Store, tenant string) (*stateIndex, error
 //
 // The parts are framed in a goroutine of their own, and decoded by up to
 // GOMAXPROCS jobs (snapshotDecoder), while the store reads the next ones,
-// each copied into one of a few buffers that go round. Every collectEvery bytes of
-// parts the garbage is collected: the drivers hand each part over in a
-// buffer of its own (lib/pq and modernc's SQLite allocate one a value),
-// and a load that let them pile up until the collector's own pace would
-// take fresh memory for every one of them, where a collection lets the
-// next buffers reuse the memory of the parts already decoded. Fresh pages
-// cost: on the 2-vCPU VM of docs/benchmarks.md, first touches were a
-// quarter of a load's samples.
+// each copied into one of a few buffers that go round. Every collectEvery
+// bytes of parts the garbage is collected: the drivers hand each part over
+// in a buffer of its own (lib/pq and modernc's SQLite allocate one a
+// value), and a load that let them pile up until the collector's own pace
+// would take fresh memory for every one of them, where a collection lets
+// the next buffers reuse the memory of the parts already decoded. Fresh
+// pages cost: on the 2-vCPU VM of docs/benchmarks.md, first touches were
+// a quarter of a load's samples.
 func loadSnapshot(ctx context.Context, st Store, tenant string) (*stateIndex, error) {
 	d := newSnapshotDecoder()
 	// A buffer for each job that may be decoding, one for the part being
@@ -438,7 +438,8 @@ func newBuckets(n int, key func(int) uint64) buckets {
 // bucketCounter builds the buckets of n sorted hashes: count counts each
 // hash in its bucket, and done sums the counts up into the starts. Unlike
 // filling each start as the hashes come, neither step branches on the
-// hashes, and the loops that count need no call a hash (buildBuckets).
+// hashes, and the loops that count call no function per hash
+// (buildBuckets).
 type bucketCounter struct{ b buckets }
 
 func newBucketCounter(n int) bucketCounter {
