@@ -58,15 +58,22 @@ type chunks struct {
 }
 
 // openChunks reads the header of text, guarded by g, and returns the
-// Reader that reads the rest of it in chunks of at least size bytes.
-func openChunks(name string, g *guard, delim rune, m sources.Mapping, watch *utf8Watch, size int, slow bool) (*chunks, error) {
+// Reader that reads the rest of it in chunks of at least mode.chunk bytes
+// (chunkSize when 0), parsed as mode says (slow, lend).
+func openChunks(name string, g *guard, delim rune, m sources.Mapping, watch *utf8Watch, mode readMode) (*chunks, error) {
+	size := mode.chunk
+	if size <= 0 {
+		size = chunkSize
+	}
 	// encoding/csv takes a *bufio.Reader as it is, so the text it read
 	// past the header stays here.
 	br := bufio.NewReaderSize(g, peekSize)
-	rc, err := openRecords(name, br, delim, m, watch, slow)
+	rc, err := openRecords(name, br, delim, m, watch, mode.slow)
 	if err != nil {
 		return nil, err
 	}
+	// Only the chunks lend: each batch keeps its own text and arena.
+	rc.lend = mode.lend
 	rest, _ := br.Peek(br.Buffered())
 	c := &chunks{rc: rc, g: g, size: size, carry: bytes.Clone(rest)}
 	c.line = g.line - bytes.Count(c.carry, []byte{'\n'})

@@ -233,15 +233,10 @@ func openReader(name string, r io.ReadSeeker, opts sources.CSVOptions, mode read
 		}
 		return rc, rc, nil
 	}
-	size := mode.chunk
-	if size <= 0 {
-		size = chunkSize
-	}
-	c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, size, mode.slow)
+	c, err := openChunks(name, g, format.Delimiter, opts.Mapping, watch, mode)
 	if err != nil {
 		return nil, nil, err
 	}
-	c.rc.lend = mode.lend
 	return c, c.rc, nil
 }
 

@@ -426,15 +426,6 @@ type buckets struct {
 	starts []uint32
 }
 
-// newBuckets indexes the n sorted hashes that key returns.
-func newBuckets(n int, key func(int) uint64) buckets {
-	c := newBucketCounter(n)
-	for i := range n {
-		c.count(key(i))
-	}
-	return c.done()
-}
-
 // bucketCounter builds the buckets of n sorted hashes: count counts each
 // hash in its bucket, and done sums the counts up into the starts. Unlike
 // filling each start as the hashes come, neither step branches on the

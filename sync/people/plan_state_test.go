@@ -13,6 +13,16 @@ import (
 	"hrsync/store"
 )
 
+// newBuckets indexes the n sorted hashes that key returns, as
+// buildBuckets does for an index's own slices.
+func newBuckets(n int, key func(int) uint64) buckets {
+	c := newBucketCounter(n)
+	for i := range n {
+		c.count(key(i))
+	}
+	return c.done()
+}
+
 func TestBuckets(t *testing.T) {
 	for _, n := range []int{0, 1, 2, 3, 1000, 4097} {
 		t.Run(fmt.Sprintf("%d hashes", n), func(t *testing.T) {

@@ -264,24 +264,21 @@ func (d *snapshotDecoder) next() {
 // finish returns). On an error, write waits for the jobs before it
 // returns, and the decoder is spent.
 func (d *snapshotDecoder) write(p []byte, release func()) error {
+	if release == nil {
+		release = func() {}
+	}
 	spans, err := d.frame(p)
 	if err != nil {
 		_ = d.jobs.Wait()
-		if release != nil {
-			release()
-		}
+		release()
 		return err
 	}
 	if len(spans) == 0 {
-		if release != nil {
-			release()
-		}
+		release()
 		return nil
 	}
 	d.jobs.Go(func() error {
-		if release != nil {
-			defer release()
-		}
+		defer release()
 		for _, sp := range spans {
 			if err := d.decode(sp); err != nil {
 				return err
