@@ -228,3 +228,57 @@ func modeIndex(mode readMode) int {
 	}
 	return 0
 }
+
+// BenchmarkDetectEncoding checks a generated export (internal/bench/gen,
+// HRSYNC_BENCH_ROWS rows, 100,000 by default) for UTF-8 as Detect does
+// with encoding "auto": from the file, in sections by parallel jobs
+// (validUTF8At), and in order through a reader that cannot read at an
+// offset (validUTF8, the only way before), alternately in each iteration,
+// each going first in half of them. It reports the parallel check's time
+// as a ratio to the check in order ("par/seq"): run it with -cpu 1,2.
+func BenchmarkDetectEncoding(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "gen.csv")
+	fh, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := gen.WriteCSV(fh, gen.Previous(benchRows(b))); err != nil {
+		b.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	detect := func(parallel bool) time.Duration {
+		var r io.ReadSeeker = readSeekerOnly{f}
+		if parallel {
+			r = f
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		enc, err := detectEncoding(r)
+		if err != nil || enc != sources.EncodingUTF8 {
+			b.Fatalf("detectEncoding = %q, %v; want UTF-8", enc, err)
+		}
+		return time.Since(start)
+	}
+	var seq, par time.Duration
+	for i := 0; b.Loop(); i++ {
+		if i%2 == 0 {
+			seq += detect(false)
+			par += detect(true)
+		} else {
+			par += detect(true)
+			seq += detect(false)
+		}
+	}
+	b.ReportMetric(float64(par)/float64(seq), "par/seq")
+	b.ReportMetric(float64(seq.Microseconds())/1e3/float64(b.N), "seq-ms/op")
+	b.ReportMetric(float64(par.Microseconds())/1e3/float64(b.N), "par-ms/op")
+}

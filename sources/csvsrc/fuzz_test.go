@@ -196,3 +196,17 @@ func countRecords(t *testing.T, data []byte, o sources.CSVOptions) int {
 		}
 	}
 }
+
+// FuzzValidUTF8At checks the parallel UTF-8 check of a file against
+// utf8.Valid, with sections of 1 to 16 bytes.
+func FuzzValidUTF8At(f *testing.F) {
+	f.Add([]byte("Åsa€𝄞"), uint8(1))
+	f.Add([]byte("a\x80\x80\x80\x80\x80b"), uint8(3))
+	f.Add([]byte("ab\xe2\x82"), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, section uint8) {
+		got, err := validUTF8At(bytes.NewReader(data), int64(len(data)), int64(section%16)+1)
+		if err != nil || got != utf8.Valid(data) {
+			t.Fatalf("validUTF8At(%q, %d) = %v, %v; utf8.Valid says %v", data, section%16+1, got, err, utf8.Valid(data))
+		}
+	})
+}
