@@ -62,18 +62,15 @@ func (s *Writer) Fields(v any) {
 		return
 	}
 	t := rv.Type()
+	fields, err := s.fieldsOf(t)
+	if err != nil {
+		s.fail(err)
+		return
+	}
 	s.Begin('{')
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := parseTag(f)
-		switch {
-		case tag.skip || !f.Anonymous && !f.IsExported():
-			continue
-		case f.Anonymous || tag.asString:
-			s.fail(fmt.Errorf("encode %s: field %s: embedded fields and the string option are not supported", t, f.Name))
-			return
-		}
-		fv := rv.Field(i)
+	for _, f := range fields {
+		tag := f.tag
+		fv := rv.Field(f.index)
 		if tag.omitEmpty && isEmpty(fv) || tag.omitZero && isZero(fv) {
 			continue
 		}
@@ -81,6 +78,37 @@ func (s *Writer) Fields(v any) {
 		s.Value(fv.Interface())
 	}
 	s.End('}')
+}
+
+// field is a member Fields writes: the struct field's index and its tag.
+type field struct {
+	index int
+	tag   tag
+}
+
+// fieldsOf returns the members Fields writes of the struct type t, read
+// from its tags once per Writer and type.
+func (s *Writer) fieldsOf(t reflect.Type) ([]field, error) {
+	if fields, ok := s.types[t]; ok {
+		return fields, nil
+	}
+	var fields []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := parseTag(f)
+		switch {
+		case tag.skip || !f.Anonymous && !f.IsExported():
+			continue
+		case f.Anonymous || tag.asString:
+			return nil, fmt.Errorf("encode %s: field %s: embedded fields and the string option are not supported", t, f.Name)
+		}
+		fields = append(fields, field{index: i, tag: tag})
+	}
+	if s.types == nil {
+		s.types = map[reflect.Type][]field{}
+	}
+	s.types[t] = fields
+	return fields, nil
 }
 
 // tag is a struct field's json tag, read.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -32,7 +33,9 @@ type Writer struct {
 	// newlines holds, per nesting depth, a line break and what the next
 	// line starts with.
 	newlines []string
-	err      error
+	// types holds the members Fields writes of each struct type it met.
+	types map[reflect.Type][]field
+	err   error
 }
 
 // New returns a Writer to w of a value that starts where a line already

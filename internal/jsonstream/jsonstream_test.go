@@ -23,37 +23,28 @@ func TestAsMarshalIndent(t *testing.T) {
 		"null":   nil,
 	}
 	for _, ind := range [][2]string{{"", "  "}, {"  ", "\t"}} {
-		want, err := json.MarshalIndent(whole, ind[0], ind[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		s := New(&got, ind[0], ind[1])
-		s.Begin('{')
-		s.Key("empty")
-		s.Begin('[')
-		s.End(']')
-		s.Key("list")
-		s.Begin('[')
-		for _, v := range whole["list"].([]any) {
-			s.Elem()
-			s.Value(v)
-		}
-		s.End(']')
-		s.Key("nested")
-		s.Nested(func(w io.Writer, prefix string) error {
-			n := New(w, prefix, ind[1])
-			n.Value(whole["nested"])
-			return n.Flush()
+		got, want := objectAsMarshalIndent(t, whole, ind, func(s *Writer) {
+			s.Key("empty")
+			s.Begin('[')
+			s.End(']')
+			s.Key("list")
+			s.Begin('[')
+			for _, v := range whole["list"].([]any) {
+				s.Elem()
+				s.Value(v)
+			}
+			s.End(']')
+			s.Key("nested")
+			s.Nested(func(w io.Writer, prefix string) error {
+				n := New(w, prefix, ind[1])
+				n.Value(whole["nested"])
+				return n.Flush()
+			})
+			s.Key("null")
+			s.Value(nil)
 		})
-		s.Key("null")
-		s.Value(nil)
-		s.End('}')
-		if err := s.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("indent %q %q:\n got %s\nwant %s", ind[0], ind[1], got.Bytes(), want)
+		if !bytes.Equal(got, want) {
+			t.Errorf("indent %q %q:\n got %s\nwant %s", ind[0], ind[1], got, want)
 		}
 	}
 }
@@ -71,30 +62,50 @@ var plainCases = []any{
 	float32(0.1), uint8(7),
 }
 
+// objectAsMarshalIndent returns what a Writer writes of an object whose
+// members members writes, and what json.MarshalIndent writes of whole, at
+// the indentation ind.
+func objectAsMarshalIndent(t *testing.T, whole any, ind [2]string, members func(s *Writer)) (got, want []byte) {
+	t.Helper()
+	want, err := json.MarshalIndent(whole, ind[0], ind[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	s := New(&b, ind[0], ind[1])
+	s.Begin('{')
+	members(s)
+	s.End('}')
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes(), want
+}
+
+// listAsMarshalIndent is objectAsMarshalIndent of {"list": list}, the
+// list's elements written by elems.
+func listAsMarshalIndent(t *testing.T, list []any, ind [2]string, elems func(s *Writer)) (got, want []byte) {
+	t.Helper()
+	return objectAsMarshalIndent(t, map[string]any{"list": list}, ind, func(s *Writer) {
+		s.Key("list")
+		s.Begin('[')
+		elems(s)
+		s.End(']')
+	})
+}
+
 // TestPlainAsEncodingJSON checks that every leaf value, plain or not, is
 // written as json.MarshalIndent writes it, at any depth.
 func TestPlainAsEncodingJSON(t *testing.T) {
 	for _, ind := range [][2]string{{"", "  "}, {"> ", "\t"}} {
-		want, err := json.MarshalIndent(map[string]any{"v": plainCases}, ind[0], ind[1])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		s := New(&got, ind[0], ind[1])
-		s.Begin('{')
-		s.Key("v")
-		s.Begin('[')
-		for _, v := range plainCases {
-			s.Elem()
-			s.Value(v)
-		}
-		s.End(']')
-		s.End('}')
-		if err := s.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			t.Errorf("indent %q %q:\n got %s\nwant %s", ind[0], ind[1], got.Bytes(), want)
+		got, want := listAsMarshalIndent(t, plainCases, ind, func(s *Writer) {
+			for _, v := range plainCases {
+				s.Elem()
+				s.Value(v)
+			}
+		})
+		if !bytes.Equal(got, want) {
+			t.Errorf("indent %q %q:\n got %s\nwant %s", ind[0], ind[1], got, want)
 		}
 	}
 	for _, v := range []any{math.NaN(), math.Inf(1), []float64{1, math.Inf(-1)}} {

@@ -8,8 +8,10 @@ import (
 
 // WriteJSON writes the plan to w as json.MarshalIndent(p, prefix, indent)
 // would (MarshalJSON's document, indented), with no newline at the end.
-// The calls and the new people go out one at a time: a first import of a
-// million people never holds its document, nor its calls.
+// The calls and the new people are encoded a window at a time
+// (jsonstream.Writer.Elems, in parallel with more than one processor): a
+// first import of a million people never holds its document, nor its
+// calls.
 func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	s := jsonstream.New(w, prefix, indent)
 	s.Begin('{')
@@ -26,10 +28,7 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	}
 	s.Key("calls")
 	s.Begin('[')
-	for i := range p.CallCount() {
-		s.Elem()
-		s.Value(p.Call(i))
-	}
+	s.Elems(p.CallCount(), func(i int) any { return p.Call(i) })
 	s.End(']')
 	for _, f := range []struct {
 		name  string
@@ -43,10 +42,7 @@ func (p *Plan) WriteJSON(w io.Writer, prefix, indent string) error {
 	}
 	s.Key("new")
 	s.Begin('[')
-	for i := range p.Create.Len() {
-		s.Elem()
-		s.Value(NewPerson{ExternalID: p.Create.externalIDAt(i), Grant: grantOf(p, i)})
-	}
+	s.Elems(p.Create.Len(), func(i int) any { return NewPerson{ExternalID: p.Create.externalIDAt(i), Grant: grantOf(p, i)} })
 	s.End(']')
 	s.End('}')
 	return s.Flush()

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"hrsync/model"
 	"hrsync/sources"
@@ -85,17 +88,22 @@ func filledPlan(j *Job, n int) *Plan {
 // TestPlanJSONAsHeld checks that the plan's JSON, whole (MarshalJSON) and
 // streamed at any indentation (WriteJSON), is byte for byte what the plan
 // holding its calls and new people encoded, on plans with every list
-// filled and on empty ones, with calls cut at several batch sizes.
+// filled and on empty ones, with calls cut at several batch sizes; at one
+// processor and at three, where lists longer than a job of
+// jsonstream.Writer.Elems (the many new people, the many calls) are
+// encoded in parallel.
 func TestPlanJSONAsHeld(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		n, batch    int
 		amount, def float64
+		procs       int
 	}{
-		{"empty", 0, 3, 0, 25}, {"one call", 2, 3, 0.5, 25}, {"calls cut", 7, 3, 1.25, 25}, {"exact batches", 6, 2, 0, 0.1},
-		{"many", 250, 100, 0, 25},
+		{"empty", 0, 3, 0, 25, 1}, {"one call", 2, 3, 0.5, 25, 1}, {"calls cut", 7, 3, 1.25, 25, 1}, {"exact batches", 6, 2, 0, 0.1, 1},
+		{"many", 250, 100, 0, 25, 1}, {"many, in parallel", 250, 100, 0, 25, 3}, {"many calls, in parallel", 700, 3, 0.75, 25, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 			j := &Job{opts: Options{BatchSize: tc.batch, Amount: tc.amount, DefaultBalance: tc.def}}
 			p := filledPlan(j, tc.n)
 			want, err := json.Marshal(heldJSON(p, j))
@@ -202,4 +210,40 @@ func BenchmarkPlanJSON(b *testing.B) {
 		}
 	}
 	b.SetBytes(int64(out.Len()))
+}
+
+// BenchmarkFirstImportPlanJSON writes the JSON of a first import's plan (200,000 new
+// people in calls of 100) to io.Discard, as `hrsync plan -o json` streams
+// it, alternately at one processor (the elements encoded in order) and at
+// the processors the benchmark runs with (-cpu), and reports the second's
+// time as a ratio to the first's ("par/seq").
+func BenchmarkFirstImportPlanJSON(b *testing.B) {
+	j := &Job{opts: Options{BatchSize: 100, DefaultBalance: 25}}
+	p := &Plan{Tenant: "acme", Source: "employees.csv", StateFrom: "scan", batching: j.batching()}
+	for i := range 200_000 {
+		person := model.Person{Line: i + 2, ExternalID: fmt.Sprintf("E%08d", i), Email: fmt.Sprintf("p%d@example.com", i),
+			FirstName: "Ann", LastName: "Lee"}
+		if i%3 == 1 {
+			v := 10.5 * float64(i%100)
+			person.AddBalance = &v
+		}
+		p.Create.Add(person, hashes(&person))
+	}
+	procs := runtime.GOMAXPROCS(0)
+	write := func(n int) time.Duration {
+		runtime.GOMAXPROCS(n)
+		start := time.Now()
+		if err := p.WriteJSON(io.Discard, "", "  "); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var seq, par time.Duration
+	for b.Loop() {
+		seq += write(1)
+		par += write(procs)
+	}
+	b.ReportMetric(float64(par)/float64(seq), "par/seq")
+	b.ReportMetric(float64(seq.Microseconds())/1e3/float64(b.N), "seq-ms/op")
+	b.ReportMetric(float64(par.Microseconds())/1e3/float64(b.N), "par-ms/op")
 }
