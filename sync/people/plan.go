@@ -331,11 +331,11 @@ func (j *Job) sortPending(ctx context.Context, plan *Plan, state *stateIndex, bl
 // of the new people of the list, in order; the list holds them and the
 // known people to create again.
 func repeatedNewID(source string, state *stateIndex, kept *People, newIDs []uint64) error {
-	slices.Sort(newIDs)
+	sorted := sortedHashes(newIDs)
 	repeated := map[uint64]bool{}
-	for i := 1; i < len(newIDs); i++ {
-		if newIDs[i] == newIDs[i-1] {
-			repeated[newIDs[i]] = true
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i] == sorted[i-1] {
+			repeated[sorted[i]] = true
 		}
 	}
 	if len(repeated) == 0 {
@@ -353,6 +353,21 @@ func repeatedNewID(source string, state *stateIndex, kept *People, newIDs []uint
 		seen[h.ID] = true
 	}
 	return nil
+}
+
+// sortedHashes returns the hashes sorted, with sortedByHash: a first
+// import's million took 68 ms with slices.Sort, on one goroutine.
+func sortedHashes(hashes []uint64) []uint64 {
+	rs := ranges(len(hashes))
+	sources := make([]func(func(*uint64)), len(rs))
+	for i, r := range rs {
+		sources[i] = func(yield func(*uint64)) {
+			for k := r[0]; k < r[1]; k++ {
+				yield(&hashes[k])
+			}
+		}
+	}
+	return sortedByHash(len(hashes), sources, func(h *uint64) uint64 { return *h })
 }
 
 // diffRow sorts one accepted row of the export into the plan; create says
