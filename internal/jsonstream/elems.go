@@ -22,10 +22,10 @@ const (
 // Elems writes n elements of the array being written, the i-th being
 // value(i): the bytes of n calls of Elem and Value. With more than one
 // processor (GOMAXPROCS), the values are encoded by as many goroutines at
-// once, each into a buffer of its own, elemsPerJob consecutive ones each,
-// and written out in order, window after window: a list of a million
-// values is never held whole. value is then called from several
-// goroutines: it must only read what it shares.
+// once, each a run of consecutive ones (elemsPerJob says how many) into a
+// buffer of its own, and written out in order, window after window: a
+// list of a million values is never held whole. value is then called from
+// several goroutines: it must only read what it shares.
 func (s *Writer) Elems(n int, value func(i int) any) {
 	procs := runtime.GOMAXPROCS(0)
 	if procs == 1 || n <= elemsPerJob {

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
-
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/transform"
