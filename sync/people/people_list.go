@@ -206,14 +206,30 @@ func decodePerson(b []byte) (model.Person, sources.Hashes, int, error) {
 		Fields: binary.LittleEndian.Uint64(b[16:]),
 	}
 	b = b[24:]
-	for _, s := range [...]*string{&p.ExternalID, &p.Email, &p.FirstName, &p.LastName, &p.Department, &p.Location} {
-		l, n := binary.Uvarint(b)
-		if n <= 0 || uint64(len(b)-n) < l {
+	// The externalId is a string of its own: the plan and the run keep it
+	// (in its lists of changed people, in the birthdays they record) long
+	// after the rest. The five others are copied out in one piece (one
+	// allocation instead of five), each a part of it.
+	l, n := binary.Uvarint(b)
+	if n <= 0 || uint64(len(b)-n) < l {
+		return p, h, 0, errShort
+	}
+	p.ExternalID, b = string(b[n:n+int(l)]), b[n+int(l):]
+	var spans [5][2]int
+	end := 0
+	for i := range spans {
+		l, n := binary.Uvarint(b[end:])
+		if n <= 0 || uint64(len(b)-end-n) < l {
 			return p, h, 0, errShort
 		}
-		*s = string(b[n : n+int(l)])
-		b = b[n+int(l):]
+		spans[i] = [2]int{end + n, end + n + int(l)}
+		end += n + int(l)
 	}
+	rest := string(b[:end])
+	for i, s := range [...]*string{&p.Email, &p.FirstName, &p.LastName, &p.Department, &p.Location} {
+		*s = rest[spans[i][0]:spans[i][1]]
+	}
+	b = b[end:]
 	for _, d := range []struct {
 		flag byte
 		t    *time.Time

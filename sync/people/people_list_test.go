@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"hrsync/model"
 	"hrsync/sources"
@@ -104,5 +105,50 @@ func TestPeopleListFilterInPlace(t *testing.T) {
 		if got := l.At(l.Len() - 1); !reflect.DeepEqual(got, person(5)) {
 			t.Fatalf("keep every %d: added after the filter: %q", keepEvery, got.ExternalID)
 		}
+	}
+}
+
+// TestDecodePersonRefusesCutRecords decodes every prefix of a record:
+// each is refused as cut short, and the whole record decodes to the person
+// and the length written.
+func TestDecodePersonRefusesCutRecords(t *testing.T) {
+	bal := 3.5
+	p := model.Person{ExternalID: "E42", Email: "åsa@x.io", FirstName: "Åsa", LastName: "Öberg", Department: "R&D",
+		Location: "Malmö", StartDate: time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC), AddBalance: &bal, Line: 7,
+		BirthMonth: time.March, BirthDay: 3}
+	h := sources.Hashes{ID: 1, Email: 2, Fields: 3}
+	rec := appendPerson(nil, p, h)
+	for n := range len(rec) {
+		if _, _, _, err := decodePerson(rec[:n]); err == nil {
+			t.Fatalf("a record cut to %d of its %d bytes decoded", n, len(rec))
+		}
+	}
+	got, gotH, n, err := decodePerson(append(rec, 0xFF, 0xFF)) // the next record's bytes follow
+	if err != nil || n != len(rec) || gotH != h || !reflect.DeepEqual(got, p) {
+		t.Fatalf("decodePerson = %+v, %+v, %d, %v; want %+v, %+v, %d", got, gotH, n, err, p, h, len(rec))
+	}
+}
+
+// TestDecodePersonExternalIDApart checks that a decoded externalId does not
+// share its memory with the person's other strings, which are copied out
+// in one piece: a list that keeps the externalIds of many people (the
+// plan's changed people, the birthdays a run records) must not keep the
+// rest of each record alive.
+func TestDecodePersonExternalIDApart(t *testing.T) {
+	p := model.Person{ExternalID: "E42", Email: "a@x.io", FirstName: "Ann", LastName: "Lee", Department: "Ops", Location: "Oslo"}
+	got, _, _, err := decodePerson(appendPerson(nil, p, sources.Hashes{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uintptr(unsafe.Pointer(unsafe.StringData(got.ExternalID)))
+	from := uintptr(unsafe.Pointer(unsafe.StringData(got.Email)))
+	to := uintptr(unsafe.Pointer(unsafe.StringData(got.Location))) + uintptr(len(got.Location))
+	if to-from != uintptr(len("a@x.io")+len("Ann")+len("Lee")+len("Ops")+len("Oslo")+4) { // and the four lengths between them
+		t.Fatalf("the five other strings span %d bytes: not one piece", to-from)
+	}
+	// In one piece with them, the externalId would lie within it, or just
+	// before the e-mail and its length.
+	if id >= from && id < to || id+uintptr(len(got.ExternalID))+1 == from {
+		t.Fatal("the externalId shares the memory of the other strings")
 	}
 }
