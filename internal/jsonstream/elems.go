@@ -3,7 +3,6 @@ package jsonstream
 import (
 	"bytes"
 	"runtime"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -40,7 +39,7 @@ func (s *Writer) Elems(n int, value func(i int) any) {
 	// break before each of its other values, and each value as a Writer
 	// nested at the array's depth writes it (as Nested gives one).
 	s.Elem()
-	prefix := s.prefix + strings.Repeat(s.indent, len(s.first))
+	prefix := s.prefixAt(len(s.first))
 	jobs := make([]elemsJob, procs)
 	for i := range jobs {
 		jobs[i].w = New(&jobs[i].buf, prefix, s.indent)

@@ -107,7 +107,7 @@ func (s *Writer) Value(v any) {
 	depth := len(s.first)
 	for len(s.encs) <= depth {
 		e := json.NewEncoder(&s.buf)
-		e.SetIndent(s.prefix+strings.Repeat(s.indent, len(s.encs)), s.indent)
+		e.SetIndent(s.prefixAt(len(s.encs)), s.indent)
 		s.encs = append(s.encs, e)
 	}
 	s.buf.Reset()
@@ -126,7 +126,7 @@ func (s *Writer) Nested(write func(w io.Writer, prefix string) error) {
 	if s.err != nil {
 		return
 	}
-	if err := write(s.w, s.prefix+strings.Repeat(s.indent, len(s.first))); err != nil {
+	if err := write(s.w, s.prefixAt(len(s.first))); err != nil {
 		s.fail(err)
 	}
 }
@@ -149,11 +149,14 @@ func (s *Writer) Flush() error {
 // Err returns the first error.
 func (s *Writer) Err() error { return s.err }
 
+// prefixAt is what a line nested depth levels deep starts with.
+func (s *Writer) prefixAt(depth int) string { return s.prefix + strings.Repeat(s.indent, depth) }
+
 // newline starts a line at the current nesting.
 func (s *Writer) newline() {
 	depth := len(s.first)
 	for len(s.newlines) <= depth {
-		s.newlines = append(s.newlines, "\n"+s.prefix+strings.Repeat(s.indent, len(s.newlines)))
+		s.newlines = append(s.newlines, "\n"+s.prefixAt(len(s.newlines)))
 	}
 	s.write(s.newlines[depth])
 }

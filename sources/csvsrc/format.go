@@ -195,11 +195,12 @@ const utf8Section = 8 << 20
 
 // detectEncodingIn is detectEncoding with jobs of section bytes.
 func detectEncodingIn(r io.ReadSeeker, section int64) (string, error) {
-	br := bufio.NewReaderSize(r, peekSize)
-	head, err := br.Peek(3)
-	if err != nil && !errors.Is(err, io.EOF) {
+	var start [3]byte
+	n, err := io.ReadFull(r, start[:])
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return "", fmt.Errorf("read start: %w", err)
 	}
+	head := start[:n]
 	switch {
 	case bytes.HasPrefix(head, []byte{0xEF, 0xBB, 0xBF}):
 		return sources.EncodingUTF8, nil
@@ -218,7 +219,7 @@ func detectEncodingIn(r io.ReadSeeker, section int64) (string, error) {
 		if err != nil {
 			return "", err
 		}
-	} else if ok, err = validUTF8(br); err != nil {
+	} else if ok, err = validUTF8(io.MultiReader(bytes.NewReader(head), r)); err != nil {
 		return "", err
 	}
 	if ok {

@@ -123,6 +123,17 @@ func ranges(n int) [][2]int {
 	return rs
 }
 
+// rangeSources returns the sources of sortedByHash that each yield what
+// each yields over one of the ranges of [0, n).
+func rangeSources[T any](n int, each func(lo, hi int, yield func(*T))) []func(func(*T)) {
+	rs := ranges(n)
+	sources := make([]func(func(*T)), len(rs))
+	for k, r := range rs {
+		sources[k] = func(yield func(*T)) { each(r[0], r[1], yield) }
+	}
+	return sources
+}
+
 // inRanges calls fn on each of the ranges of [0, n), concurrently.
 func inRanges(n int, fn func(lo, hi int)) {
 	rs := ranges(n)

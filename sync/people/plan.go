@@ -358,15 +358,11 @@ func repeatedNewID(source string, state *stateIndex, kept *People, newIDs []uint
 // sortedHashes returns the hashes sorted, with sortedByHash: a first
 // import's million took 68 ms with slices.Sort, on one goroutine.
 func sortedHashes(hashes []uint64) []uint64 {
-	rs := ranges(len(hashes))
-	sources := make([]func(func(*uint64)), len(rs))
-	for i, r := range rs {
-		sources[i] = func(yield func(*uint64)) {
-			for k := r[0]; k < r[1]; k++ {
-				yield(&hashes[k])
-			}
+	sources := rangeSources(len(hashes), func(lo, hi int, yield func(*uint64)) {
+		for k := lo; k < hi; k++ {
+			yield(&hashes[k])
 		}
-	}
+	})
 	return sortedByHash(len(hashes), sources, func(h *uint64) uint64 { return *h })
 }
 

@@ -312,19 +312,15 @@ func activeEmails(people []stateEntry) (emails []uint64, owners []uint32) {
 		email uint64
 		owner uint32
 	}
-	rs := ranges(len(people))
-	sources := make([]func(func(*owned)), len(rs))
-	for k, r := range rs {
-		sources[k] = func(fn func(*owned)) {
-			var o owned
-			for i := r[0]; i < r[1]; i++ {
-				if !people[i].has(flagDeparted) {
-					o = owned{people[i].email, uint32(i)}
-					fn(&o)
-				}
+	sources := rangeSources(len(people), func(lo, hi int, yield func(*owned)) {
+		var o owned
+		for i := lo; i < hi; i++ {
+			if !people[i].has(flagDeparted) {
+				o = owned{people[i].email, uint32(i)}
+				yield(&o)
 			}
 		}
-	}
+	})
 	all := sortedByHash(len(people), sources, func(o *owned) uint64 { return o.email })
 	emails, owners = make([]uint64, len(all)), make([]uint32, len(all))
 	inRanges(len(all), func(lo, hi int) {
