@@ -268,14 +268,23 @@ func validUTF8(r io.Reader) (bool, error) {
 // of that check (its start is an earlier byte that is not a continuation
 // byte) or on that byte, and so fails as well; a run of more than three
 // continuation bytes, which utf8Start does not look past, is invalid
-// wherever it is cut. Once a section is found invalid, the jobs not yet
-// started are skipped.
+// wherever it is cut. The starts are found once, before the jobs; once a
+// section is found invalid, the jobs not yet started are skipped.
 func validUTF8At(r io.ReaderAt, size, section int64) (bool, error) {
 	section = max(section, utf8.UTFMax)
 	n := max(1, size/section)
 	if n == 1 {
 		return validUTF8(io.NewSectionReader(r, 0, size))
 	}
+	// bounds[k] and bounds[k+1] are where section k starts and ends.
+	bounds := make([]int64, n+1)
+	for k := range n {
+		var err error
+		if bounds[k], err = utf8Start(r, size, k*section); err != nil {
+			return false, err
+		}
+	}
+	bounds[n] = size
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	var bad atomic.Bool
@@ -284,17 +293,7 @@ func validUTF8At(r io.ReaderAt, size, section int64) (bool, error) {
 			if bad.Load() {
 				return nil
 			}
-			from, err := utf8Start(r, size, k*section)
-			if err != nil {
-				return err
-			}
-			to := size
-			if k < n-1 {
-				if to, err = utf8Start(r, size, (k+1)*section); err != nil {
-					return err
-				}
-			}
-			ok, err := validUTF8(io.NewSectionReader(r, from, to-from))
+			ok, err := validUTF8(io.NewSectionReader(r, bounds[k], bounds[k+1]-bounds[k]))
 			if !ok {
 				bad.Store(true)
 			}
